@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import pg from 'pg';
+const t0 = Date.now();
+const lite = await PGlite.create('/tmp/pgl1');
+console.log('open', Date.now()-t0);
+const pool = new pg.Pool({ ...createPgConfig(lite), max: 1, idleTimeoutMillis: 0 } as any);
+const r = await pool.query('select $1::int8 as a, now() as b, $2::jsonb as j, pg_advisory_lock(1)', [5, {x:1}]);
+console.log(r.rows);
+const c = await pool.connect(); await c.query('begin'); await c.query('create table if not exists t(x int)'); await c.query('commit'); c.release();
+const t1=Date.now(); for (let i=0;i<1000;i++) await pool.query('select $1::int as x',[i]); console.log('1000 q', Date.now()-t1);
+const d = Date.now(); const blob = await lite.dumpDataDir('none'); console.log('dump', Date.now()-d, blob.size);
+await pool.end(); await lite.close();
+const e = Date.now(); const l2 = await PGlite.create({loadDataDir: blob}); console.log('load', Date.now()-e, (await l2.query('select count(*) from t')).rows);

@@ -1,0 +1,144 @@
+/**
+ * Configuration: one table of settings, parsed once at start-up from the environment and
+ * command-line flags (flags win). Nothing else in the code reads process.env.
+ */
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  logLevel: LogLevel;
+  publicUrl: string;
+  tokenIssuer: string;
+  tokenKeyFile: string | null;
+  tokenSecret: string | null;
+  bodyLimit: number;
+  lockSweepIntervalSeconds: number;
+  dbPoolSize: number;
+  shutdownTimeoutSeconds: number;
+  signInMaxFailuresPerUser: number;
+  signInMaxFailuresPerAddress: number;
+  signInWindowSeconds: number;
+}
+
+type Kind = 'int' | 'string' | 'url' | 'enum' | 'path';
+
+export interface Setting {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  kind: Kind;
+  default: string | number | null;
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  description: string;
+}
+
+export const SETTINGS: readonly Setting[] = [
+  { key: 'port', env: 'PORT', flag: '--port', kind: 'int', default: 8080, min: 0, max: 65535, description: 'TCP port to listen on (0 picks a free port).' },
+  { key: 'host', env: 'HOST', flag: '--host', kind: 'string', default: '127.0.0.1', description: 'Address to bind. Loopback by default so a first start is not exposed; use 0.0.0.0 behind a proxy or in a container.' },
+  { key: 'databaseUrl', env: 'DATABASE_URL', flag: '--database-url', kind: 'url', default: null, description: 'PostgreSQL connection string (postgres://…). When unset, the embedded store (PGlite) in the data directory is used.' },
+  { key: 'dataDir', env: 'QUEUEMATE_DATA_DIR', flag: '--data-dir', kind: 'path', default: './data', description: 'Directory of the embedded store. Ignored when DATABASE_URL is set.' },
+  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'Minimum level of the JSON log lines written to stdout.' },
+  { key: 'publicUrl', env: 'QUEUEMATE_PUBLIC_URL', flag: '--public-url', kind: 'url', default: null, description: 'Address people and robots use to reach the service; printed at start-up. Default http://<host>:<port>.' },
+  { key: 'tokenIssuer', env: 'QUEUEMATE_TOKEN_ISSUER', flag: '--token-issuer', kind: 'string', default: 'queuemate', description: 'The `iss` claim of access tokens.' },
+  { key: 'tokenKeyFile', env: 'QUEUEMATE_TOKEN_KEY_FILE', flag: '--token-key-file', kind: 'path', default: null, description: 'PEM file with an Ed25519 private key (PKCS#8) to sign access tokens. Default: a key generated at first start and kept in the store.' },
+  { key: 'tokenSecret', env: 'QUEUEMATE_TOKEN_SECRET', flag: '--token-secret', kind: 'string', default: null, description: 'Shared secret (at least 32 characters) to sign access tokens with HS256 instead of Ed25519.' },
+  { key: 'bodyLimit', env: 'QUEUEMATE_BODY_LIMIT', flag: '--body-limit', kind: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest accepted request body in bytes; larger bodies get 413.' },
+  { key: 'lockSweepIntervalSeconds', env: 'QUEUEMATE_LOCK_SWEEP_INTERVAL', flag: '--lock-sweep-interval', kind: 'int', default: 5, min: 1, max: 3600, description: 'Seconds between sweeps that recover expired task locks. A crashed robot\'s task is back in Ready at most this long after its lease ends.' },
+  { key: 'dbPoolSize', env: 'QUEUEMATE_DB_POOL_SIZE', flag: '--db-pool-size', kind: 'int', default: 10, min: 1, max: 200, description: 'PostgreSQL connections per server process (the embedded store always uses one).' },
+  { key: 'shutdownTimeoutSeconds', env: 'QUEUEMATE_SHUTDOWN_TIMEOUT', flag: '--shutdown-timeout', kind: 'int', default: 10, min: 1, max: 600, description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.' },
+  { key: 'signInMaxFailuresPerUser', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_USER', flag: '--signin-max-failures-user', kind: 'int', default: 10, min: 1, max: 100000, description: 'Failed sign-ins for one username within the window before it is throttled (429).' },
+  { key: 'signInMaxFailuresPerAddress', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_ADDRESS', flag: '--signin-max-failures-address', kind: 'int', default: 300, min: 1, max: 1000000, description: 'Failed sign-ins from one client address within the window before it is throttled (429).' },
+  { key: 'signInWindowSeconds', env: 'QUEUEMATE_SIGNIN_WINDOW', flag: '--signin-window', kind: 'int', default: 900, min: 1, max: 86400, description: 'Length of the sign-in throttling window in seconds.' },
+];
+
+export class ConfigError extends Error {}
+
+function parseValue(s: Setting, raw: string, source: string): unknown {
+  const where = `${source} (${s.env} / ${s.flag})`;
+  switch (s.kind) {
+    case 'int': {
+      if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`Invalid ${where}: "${raw}" is not a whole number`);
+      const n = Number(raw);
+      if ((s.min !== undefined && n < s.min) || (s.max !== undefined && n > s.max)) {
+        throw new ConfigError(`Invalid ${where}: ${n} is outside ${s.min}..${s.max}`);
+      }
+      return n;
+    }
+    case 'enum':
+      if (!s.values!.includes(raw)) throw new ConfigError(`Invalid ${where}: "${raw}" is not one of ${s.values!.join(', ')}`);
+      return raw;
+    case 'url': {
+      let u: URL;
+      try { u = new URL(raw); } catch { throw new ConfigError(`Invalid ${where}: "${redact(raw)}" is not a URL`); }
+      if (s.key === 'databaseUrl' && !['postgres:', 'postgresql:'].includes(u.protocol)) {
+        throw new ConfigError(`Invalid ${where}: expected a postgres:// URL, got ${u.protocol}//`);
+      }
+      if (s.key === 'publicUrl' && !['http:', 'https:'].includes(u.protocol)) {
+        throw new ConfigError(`Invalid ${where}: expected an http(s):// URL`);
+      }
+      return s.key === 'publicUrl' ? raw.replace(/\/+$/, '') : raw;
+    }
+    case 'path':
+    case 'string':
+      if (raw.trim() === '') throw new ConfigError(`Invalid ${where}: must not be empty`);
+      return raw;
+  }
+}
+
+/** Hides the password of a connection string so it can appear in messages. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):([^@]*)@/, '//$1:***@');
+}
+
+/**
+ * Parses flags of the form `--name value` or `--name=value`. Unknown flags are an error so
+ * that a typo is not silently ignored.
+ */
+export function loadConfig(env: Record<string, string | undefined>, argv: readonly string[] = []): Config {
+  const fromFlags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new ConfigError(`Unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    const setting = SETTINGS.find((s) => s.flag === name);
+    if (!setting) throw new ConfigError(`Unknown option ${name}`);
+    let value: string | undefined = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new ConfigError(`Option ${name} needs a value`);
+    fromFlags.set(setting.flag, value);
+  }
+  const out: Record<string, unknown> = {};
+  for (const s of SETTINGS) {
+    const flagValue = fromFlags.get(s.flag);
+    const envValue = env[s.env];
+    if (flagValue !== undefined) out[s.key] = parseValue(s, flagValue, 'option');
+    else if (envValue !== undefined && envValue !== '') out[s.key] = parseValue(s, envValue, 'environment variable');
+    else out[s.key] = s.default;
+  }
+  const config = out as unknown as Config;
+  config.dataDir = path.resolve(config.dataDir);
+  if (config.tokenKeyFile) config.tokenKeyFile = path.resolve(config.tokenKeyFile);
+  if (config.tokenSecret !== null && config.tokenSecret.length < 32) {
+    throw new ConfigError('Invalid QUEUEMATE_TOKEN_SECRET: must be at least 32 characters');
+  }
+  if (config.tokenSecret && config.tokenKeyFile) {
+    throw new ConfigError('Set only one of QUEUEMATE_TOKEN_KEY_FILE and QUEUEMATE_TOKEN_SECRET');
+  }
+  if (!config.publicUrl) {
+    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    config.publicUrl = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${config.port}`;
+  }
+  return config;
+}
+
+/** The configuration used by tests and embedded callers: defaults, quiet logs. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), logLevel: 'silent', ...overrides };
+}

@@ -1,0 +1,93 @@
+/**
+ * Numbered, append-only SQL migrations (src/db/migrations/NNNN_name.sql), applied in order, each in
+ * its own transaction, under a session advisory lock so that several processes starting at once
+ * apply each migration exactly once (the others wait, then find nothing to do).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Store } from './store.js';
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+// Arbitrary constant shared by every Queuemate process: pg_advisory_lock key of the migrator.
+const MIGRATION_LOCK_KEY = 720_451_993;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((file, i) => {
+      const version = Number(file.slice(0, 4));
+      if (version !== i + 1) throw new Error(`migration ${file} is out of sequence (expected ${String(i + 1).padStart(4, '0')})`);
+      const sql = fs.readFileSync(path.join(dir, file), 'utf8');
+      return { version, name: file.replace(/\.sql$/, ''), sql, checksum: crypto.createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+let latest: number | null = null;
+export function latestVersion(): number {
+  latest ??= loadMigrations().length;
+  return latest;
+}
+
+export class MigrationError extends Error {}
+
+export async function migrate(store: Store, migrations = loadMigrations()): Promise<{ applied: string[] }> {
+  const client = await store.pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        checksum text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+      const { rows } = await client.query<{ version: number; name: string; checksum: string }>(
+        'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
+      );
+      const done = new Map(rows.map((r) => [r.version, r]));
+      for (const r of rows) {
+        const m = migrations.find((x) => x.version === r.version);
+        if (!m) throw new MigrationError(`the database has migration ${r.name}, which this version of Queuemate does not know; run a newer version`);
+        if (m.checksum !== r.checksum) throw new MigrationError(`migration ${m.name} was changed after it was applied; migrations are append-only`);
+      }
+      for (const m of migrations) {
+        if (done.has(m.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw new MigrationError(`migration ${m.name} failed: ${(err as Error).message}`);
+        }
+        applied.push(m.name);
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    client.release();
+  }
+  return { applied };
+}
+
+/** True when every known migration has been applied (used by /readyz). */
+export async function isMigrated(store: Store): Promise<boolean> {
+  const { rows } = await store.pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL",
+  ).catch(() => ({ rows: [{ n: -1 }] }));
+  return rows[0].n === latestVersion();
+}

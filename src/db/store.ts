@@ -1,0 +1,98 @@
+/**
+ * The store: a `pg` pool and a Kysely instance over either PostgreSQL (DATABASE_URL) or the
+ * embedded PGlite, which is reached through PGlite's node-postgres adapter so that the same SQL,
+ * the same driver and the same type parsing serve both.
+ */
+import path from 'node:path';
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import type { Database } from './types.js';
+import { lockDataDir, type DataDirLock } from './lock.js';
+import { redact } from '../config.js';
+
+// Ids are bigint columns kept below 2^53, so they are safe as JS numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// `date` columns stay 'YYYY-MM-DD' strings: a Date would shift them by the local offset.
+pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
+
+export type StoreKind = 'pglite' | 'postgres';
+
+export interface Store {
+  readonly kind: StoreKind;
+  readonly pool: pg.Pool;
+  readonly db: Kysely<Database>;
+  /** Where the data lives, safe to print (password redacted). */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export class StoreUnavailableError extends Error {}
+
+export interface OpenStoreOptions {
+  databaseUrl: string | null;
+  dataDir: string;
+  poolSize?: number;
+  /** An already-open PGlite instance (tests clone one from a template). */
+  pglite?: PGlite;
+}
+
+function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => Promise<void>): Store {
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    kind,
+    pool,
+    db,
+    location,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy(); // ends the pool
+      await onClose();
+    },
+  };
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      // Fail a request fast rather than queue behind a database that is down (mate-api §5: 503).
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30000,
+    });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    try {
+      const client = await pool.connect();
+      client.release();
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw new StoreUnavailableError(`cannot reach PostgreSQL at ${redact(opts.databaseUrl)}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`);
+    }
+    return wrap('postgres', pool, redact(opts.databaseUrl), async () => {});
+  }
+
+  let lock: DataDirLock | null = null;
+  let lite = opts.pglite;
+  if (!lite) {
+    lock = lockDataDir(opts.dataDir);
+    try {
+      lite = await PGlite.create(path.join(opts.dataDir, 'pgdata'));
+    } catch (err) {
+      lock.release();
+      throw new StoreUnavailableError(`cannot open the embedded store in ${opts.dataDir}: ${(err as Error).message}`);
+    }
+  }
+  const owned = !opts.pglite;
+  const instance = lite;
+  // PGlite is a single connection: a pool of one serializes queries and transactions.
+  const pool = new pg.Pool({ ...(createPgConfig(instance) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0 });
+  return wrap('pglite', pool, opts.pglite ? 'embedded (in memory)' : opts.dataDir, async () => {
+    if (owned) await instance.close();
+    lock?.release();
+  });
+}

@@ -1,0 +1,234 @@
+/**
+ * The `queuemate` command line: the only place that listens on a port, handles signals and exits.
+ *
+ *   queuemate start      migrate, then serve (first start on an empty store creates a demo set-up)
+ *   queuemate migrate    apply pending migrations and exit
+ *   queuemate tenant create | user create | mate create | process create   scripting helpers
+ */
+import { loadConfig, ConfigError, SETTINGS, type Config } from './config.js';
+import { openStore, StoreUnavailableError, type Store } from './db/store.js';
+import { DataDirInUseError } from './db/lock.js';
+import { migrate, MigrationError } from './db/migrator.js';
+import { createApp } from './app.js';
+import { ensureDemo, formatDemoCredentials } from './setup/demo.js';
+import { createTenant, requireTenant } from './tenants/service.js';
+import { createUser, createMate, ROLES, type Role } from './accounts/service.js';
+import { createProcess, type FieldInput, type RuleInput } from './processes/service.js';
+import { AppError } from './lib/errors.js';
+
+class UsageError extends Error {}
+
+const USAGE = `Usage: queuemate <command> [options]
+
+Commands:
+  start                               migrate the store, then serve
+  migrate                             apply pending migrations and exit
+  tenant create --client-id ID [--name NAME] [--time-zone TZ]
+  user create --tenant ID --username NAME --role admin|developer|agent|viewer [--password PW]
+  mate create --tenant ID --username NAME [--password PW]
+  process create --tenant ID --key KEY [--name NAME] [--fields JSON] [--rules JSON] [--no-tasks]
+
+Set-up commands print a JSON object with --json. Generated passwords and secrets are printed once.
+
+Options (also environment variables):
+${SETTINGS.map((s) => `  ${(s.flag + ' ').padEnd(32)}${s.env}`).join('\n')}`;
+
+interface Parsed {
+  words: string[];
+  options: Map<string, string | true>;
+  configArgs: string[];
+}
+
+const BOOLEAN_OPTIONS = new Set(['--json', '--no-tasks', '--help']);
+
+export function parseArgs(argv: string[]): Parsed {
+  const words: string[] = [];
+  const options = new Map<string, string | true>();
+  const configArgs: string[] = [];
+  let i = 0;
+  while (i < argv.length && !argv[i].startsWith('--')) words.push(argv[i++]);
+  for (; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(0, eq) : arg;
+    if (SETTINGS.some((s) => s.flag === name)) {
+      configArgs.push(arg);
+      if (eq < 0 && i + 1 < argv.length) configArgs.push(argv[++i]);
+      continue;
+    }
+    if (BOOLEAN_OPTIONS.has(name)) {
+      options.set(name, true);
+      continue;
+    }
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`Option ${name} needs a value`);
+    options.set(name, value);
+  }
+  return { words, options, configArgs };
+}
+
+function opt(p: Parsed, name: string, required: true): string;
+function opt(p: Parsed, name: string, required?: false): string | undefined;
+function opt(p: Parsed, name: string, required = false): string | undefined {
+  const v = p.options.get(name);
+  if (v === true) throw new UsageError(`Option ${name} needs a value`);
+  if (v === undefined && required) throw new UsageError(`Missing option ${name}`);
+  return v;
+}
+
+function parseJsonOption<T>(p: Parsed, name: string): T | undefined {
+  const raw = opt(p, name);
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as T;
+  } catch {
+    throw new UsageError(`Option ${name} must be JSON`);
+  }
+}
+
+function checkKnownOptions(p: Parsed, allowed: string[]): void {
+  for (const k of p.options.keys()) {
+    if (k !== '--json' && !allowed.includes(k)) throw new UsageError(`Unknown option ${k}`);
+  }
+}
+
+async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    await migrate(store);
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function print(p: Parsed, json: unknown, text: string): void {
+  process.stdout.write(p.options.has('--json') ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
+}
+
+async function start(config: Config): Promise<void> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  let app;
+  try {
+    await migrate(store);
+    const demo = await ensureDemo(store);
+    app = await createApp(config, { store });
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+    if (demo) process.stdout.write(formatDemoCredentials(demo, publicUrl) + '\n');
+    process.stdout.write(`Queuemate is listening on ${publicUrl} (store: ${store.kind === 'pglite' ? `embedded, ${store.location}` : `PostgreSQL, ${store.location}`})\n`);
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await store.close().catch(() => {});
+    throw err;
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      process.stderr.write(`queuemate: shutdown took longer than ${config.shutdownTimeoutSeconds}s; exiting\n`);
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000);
+    timer.unref();
+    app
+      .close()
+      .then(() => store.close())
+      .then(() => process.exit(0))
+      .catch((err) => {
+        process.stderr.write(`queuemate: error during shutdown: ${(err as Error).message}\n`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+export async function run(argv: string[]): Promise<void> {
+  const p = parseArgs(argv);
+  const [cmd, sub] = p.words;
+  if (!cmd || cmd === 'help' || p.options.has('--help')) {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
+  const config = loadConfig(process.env, p.configArgs);
+  const command = sub ? `${cmd} ${sub}` : cmd;
+  switch (command) {
+    case 'start':
+      checkKnownOptions(p, []);
+      return start(config);
+    case 'migrate': {
+      checkKnownOptions(p, []);
+      const { applied } = await withStore(config, (store) => migrate(store));
+      print(p, { applied }, applied.length ? `Applied ${applied.join(', ')}` : 'The store is up to date');
+      return;
+    }
+    case 'tenant create': {
+      checkKnownOptions(p, ['--client-id', '--name', '--time-zone']);
+      const { tenant, apiSecret } = await withStore(config, (store) =>
+        createTenant(store.db, { clientId: opt(p, '--client-id', true), name: opt(p, '--name'), timeZone: opt(p, '--time-zone') }),
+      );
+      print(p, { ...tenant, apiSecret }, `Tenant ${tenant.clientId} created.\nAPI secret (shown once): ${apiSecret}`);
+      return;
+    }
+    case 'user create': {
+      checkKnownOptions(p, ['--tenant', '--username', '--role', '--password']);
+      const role = opt(p, '--role', true) as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      const user = await withStore(config, async (store) => {
+        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
+        return createUser(store.db, tenant.id, { username: opt(p, '--username', true), role, password: opt(p, '--password') });
+      });
+      print(p, user, `User ${user.username} (${user.role}) created.` + (user.password ? `\nPassword (shown once): ${user.password}` : ''));
+      return;
+    }
+    case 'mate create': {
+      checkKnownOptions(p, ['--tenant', '--username', '--password']);
+      const mate = await withStore(config, async (store) => {
+        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
+        return createMate(store.db, tenant.id, { username: opt(p, '--username', true), password: opt(p, '--password') });
+      });
+      print(p, mate, `Mate ${mate.username} created.` + (mate.password ? `\nPassword (shown once): ${mate.password}` : ''));
+      return;
+    }
+    case 'process create': {
+      checkKnownOptions(p, ['--tenant', '--key', '--name', '--fields', '--rules', '--no-tasks', '--description']);
+      const fields = parseJsonOption<FieldInput[]>(p, '--fields');
+      const rules = parseJsonOption<RuleInput[]>(p, '--rules');
+      if (fields !== undefined && !Array.isArray(fields)) throw new UsageError('--fields must be a JSON array of field definitions');
+      if (rules !== undefined && !Array.isArray(rules)) throw new UsageError('--rules must be a JSON array of rule definitions');
+      const created = await withStore(config, async (store) => {
+        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
+        return createProcess(store.db, tenant.id, {
+          processKey: opt(p, '--key', true),
+          name: opt(p, '--name'),
+          description: opt(p, '--description'),
+          tasksEnabled: !p.options.has('--no-tasks'),
+          fields,
+          rules,
+        });
+      });
+      print(p, created, `Process ${created.processKey} created.`);
+      return;
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}". Run "queuemate help".`);
+  }
+}
+
+/** Known failures become one line on stderr and a non-zero exit, never a stack trace. */
+function fail(err: unknown): never {
+  const known =
+    err instanceof ConfigError || err instanceof UsageError || err instanceof DataDirInUseError ||
+    err instanceof StoreUnavailableError || err instanceof MigrationError || err instanceof AppError;
+  const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.stack ?? String(err)}`;
+  process.stderr.write(`queuemate: ${message}\n`);
+  process.exit(err instanceof UsageError ? 2 : 1);
+}
+
+run(process.argv.slice(2)).catch(fail);

@@ -1,0 +1,75 @@
+/** Tenants and their API secrets. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+import { AppError } from '../lib/errors.js';
+import { inTransaction } from '../db/tx.js';
+import { randomSecret, sha256 } from '../lib/secrets.js';
+
+export interface Tenant {
+  id: number;
+  clientId: string;
+  name: string;
+  timeZone: string;
+  secretVersion: number;
+}
+
+export function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function normalizeClientId(clientId: string): string {
+  return clientId.trim().toLowerCase();
+}
+
+export interface CreateTenantInput {
+  clientId: string;
+  name?: string;
+  timeZone?: string;
+}
+
+/** Creates a tenant with its first API secret; the secret is returned once and stored hashed. */
+export async function createTenant(db: Kysely<Database>, input: CreateTenantInput): Promise<{ tenant: Tenant; apiSecret: string }> {
+  const clientId = normalizeClientId(input.clientId);
+  if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(clientId)) {
+    throw new AppError('invalid_field', `Client Id "${input.clientId}" must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit`);
+  }
+  const timeZone = input.timeZone ?? 'UTC';
+  if (!isValidTimeZone(timeZone)) throw new AppError('invalid_field', `Time zone "${timeZone}" is not an IANA time zone (e.g. Europe/Copenhagen)`);
+  const apiSecret = randomSecret();
+  return inTransaction(db, async (trx) => {
+    const existing = await trx.selectFrom('tenants').select('id').where('client_id', '=', clientId).executeTakeFirst();
+    if (existing) throw new AppError('conflict', `A tenant with Client Id "${clientId}" already exists`);
+    const row = await trx
+      .insertInto('tenants')
+      .values({ client_id: clientId, name: input.name ?? clientId, time_zone: timeZone })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx.insertInto('tenant_api_secrets').values({ tenant_id: row.id, version: 1, secret_hash: sha256(apiSecret) }).execute();
+    return { tenant: toTenant(row), apiSecret };
+  });
+}
+
+function toTenant(row: { id: number; client_id: string; name: string; time_zone: string; secret_version: number }): Tenant {
+  return { id: row.id, clientId: row.client_id, name: row.name, timeZone: row.time_zone, secretVersion: row.secret_version };
+}
+
+export async function findTenantByClientId(db: Kysely<Database>, clientId: string): Promise<Tenant | null> {
+  const row = await db.selectFrom('tenants').selectAll().where('client_id', '=', normalizeClientId(clientId)).executeTakeFirst();
+  return row ? toTenant(row) : null;
+}
+
+export async function requireTenant(db: Kysely<Database>, clientId: string): Promise<Tenant> {
+  const t = await findTenantByClientId(db, clientId);
+  if (!t) throw new AppError('not_found', `No tenant with Client Id "${clientId}"`);
+  return t;
+}
+
+export async function countTenants(db: Kysely<Database>): Promise<number> {
+  const r = await db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}

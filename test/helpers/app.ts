@@ -1,0 +1,29 @@
+/** Builds the app on a fresh test store, with an optional injected clock. */
+import type { FastifyInstance } from 'fastify';
+import { createApp } from '../../src/app.js';
+import { testConfig, type Config } from '../../src/config.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { testStore, type TestStore } from './db.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: TestStore;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function testApp(opts: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+  const store = await testStore();
+  const config = testConfig(opts.config);
+  const app = await createApp(config, { store, clock: opts.clock });
+  await app.ready();
+  return {
+    app,
+    store,
+    config,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
