@@ -208,6 +208,9 @@ CREATE TABLE tasks (
   locked_by_mate_id bigint,
   locked_by_user_id bigint,
   locked_until      timestamptz,
+  -- the Mate whose lease expired (recovered by the sweeper, or due): its late hand-back is
+  -- refused with lock_expired until it takes the task again
+  expired_lock_mate_id bigint,
   run_id            bigint,
   created_at        timestamptz NOT NULL,
   created_by_type   text NOT NULL CHECK (created_by_type IN ('mate', 'user', 'system')),
