@@ -1,0 +1,175 @@
+/**
+ * Lenient readers for values on the Mate API wire (mate-api §3): the official clients send ids as
+ * strings, booleans as .NET's "True", decimals as strings, and every property with null.
+ *
+ * Each kind has a converter (`toX`: the value, or undefined when it cannot be read) for callers that
+ * collect problems, and a reader (`readX`) that throws AppError `invalid_field` with one problem
+ * naming the key and the value as sent.
+ */
+import { AppError, type FieldProblem } from '../lib/errors.js';
+
+/** Ids are below 2^53 (product §4); the largest integer a JSON number carries exactly. */
+export const ID_RANGE = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
+/** overwriteSecondsSaved, overwriteEntries (mate-api §3 "integers"). */
+export const OVERRIDE_RANGE = { min: 0, max: 2 ** 31 - 1 } as const;
+
+export interface IntegerRange {
+  min?: number;
+  max?: number;
+}
+
+const INTEGER_TEXT = /^-?\d{1,20}$/;
+/** A decimal with a `.` point and an optional exponent; no comma, no thousands separators. */
+const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** The value as it appears in a message: JSON, shortened to 100 characters. */
+export function showValue(value: unknown): string {
+  let s: string;
+  try {
+    s = value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
+  } catch {
+    s = String(value);
+  }
+  return s.length > 100 ? s.slice(0, 97) + '...' : s;
+}
+
+/** A problem `invalid_field` naming the key and the value: `"numberField": "12,5" is not a number …`. */
+export function invalidField(key: string, value: unknown, expected: string): FieldProblem {
+  return { field: key, value, code: 'invalid_field', message: `"${key}": ${showValue(value)} is not ${expected}` };
+}
+
+function refuse(key: string, value: unknown, expected: string): never {
+  const p = invalidField(key, value, expected);
+  throw new AppError('invalid_field', p.message, [p]);
+}
+
+/** `5`, `5.0` (the same JSON number) or `"5"`, within the range (default: the safe integers). */
+export function toInteger(value: unknown, range: IntegerRange = ID_RANGE): number | undefined {
+  let n: number;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'string' && INTEGER_TEXT.test(value)) n = Number(value);
+  else return undefined;
+  if (!Number.isInteger(n)) return undefined;
+  const min = range.min ?? ID_RANGE.min;
+  const max = range.max ?? ID_RANGE.max;
+  return n >= min && n <= max ? n + 0 : undefined; // + 0 turns -0 into 0
+}
+
+function describeRange(range: IntegerRange): string {
+  const min = range.min ?? ID_RANGE.min;
+  const max = range.max ?? ID_RANGE.max;
+  return `an integer from ${min} to ${max}`;
+}
+
+export function readInteger(value: unknown, key: string, range: IntegerRange = ID_RANGE): number {
+  const n = toInteger(value, range);
+  return n === undefined ? refuse(key, value, describeRange(range)) : n;
+}
+
+/** true/false; "true"/"false" in any case; 1/0; "1"/"0". */
+export function toBoolean(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (value === 1 || value === '1') return true;
+  if (value === 0 || value === '0') return false;
+  if (typeof value === 'string' && value.length <= 5) {
+    const lower = value.toLowerCase();
+    if (lower === 'true') return true;
+    if (lower === 'false') return false;
+  }
+  return undefined;
+}
+
+export function readBoolean(value: unknown, key: string): boolean {
+  const b = toBoolean(value);
+  return b === undefined ? refuse(key, value, 'a boolean (true, false, "true", "false", 1 or 0)') : b;
+}
+
+/** A finite number, or a string with a `.` decimal point (`"12.5"`, `"1e3"`). */
+export function toDecimal(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string' || value.length > 400 || !DECIMAL_TEXT.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n + 0 : undefined;
+}
+
+export const DECIMAL_EXPECTED = "a number (a '.' decimal point, no thousands separators)";
+
+export function readDecimal(value: unknown, key: string): number {
+  const n = toDecimal(value);
+  return n === undefined ? refuse(key, value, DECIMAL_EXPECTED) : n;
+}
+
+/** A string without U+0000; numbers and booleans become their JSON text. */
+export function toText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? undefined : value;
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined;
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return undefined;
+}
+
+export const TEXT_EXPECTED = 'a text (a string, number or boolean, without U+0000)';
+
+export function readText(value: unknown, key: string): string {
+  const s = toText(value);
+  return s === undefined ? refuse(key, value, TEXT_EXPECTED) : s;
+}
+
+/** As readText, but null, absent and `""` are null (mate-api §3 `""` for optional system keys). */
+export function readOptionalText(value: unknown, key: string): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  return readText(value, key);
+}
+
+/** Body keys by their lower-cased name, explicit nulls left out (mate-api §3 "nulls"). */
+export type KeyMap = Map<string, { key: string; value: unknown }>;
+
+/**
+ * Indexes an object's own keys ignoring case. Keys whose value is null are absent. The JSON
+ * parser refuses two keys equal ignoring case, so no entry hides another.
+ */
+export function keyMap(obj: Record<string, unknown>): KeyMap {
+  const map: KeyMap = new Map();
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
+    if (value !== null && value !== undefined) map.set(key.toLowerCase(), { key, value });
+  }
+  return map;
+}
+
+/** Keys read through another name when absent (mate-api §3: `comment` has the alias `newNote`). */
+const ALIASES = new Map([['comment', 'newnote']]);
+
+function lookup(source: Record<string, unknown> | KeyMap, lower: string): { key: string; value: unknown } | undefined {
+  if (source instanceof Map) return source.get(lower);
+  for (const key of Object.keys(source)) {
+    if (key.length === lower.length && key.toLowerCase() === lower) {
+      const value = source[key];
+      return value === null || value === undefined ? undefined : { key, value };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The entry for `name` ignoring case, or undefined when absent or null. `comment` falls back to
+ * `newNote` when it is absent, null or `""` (the .NET client sends `"Comment": ""` by default), so
+ * a non-empty `comment` wins when both are sent.
+ */
+export function getEntry(source: Record<string, unknown> | KeyMap, name: string): { key: string; value: unknown } | undefined {
+  const lower = name.toLowerCase();
+  const found = lookup(source, lower);
+  const alias = ALIASES.get(lower);
+  if (alias !== undefined && (found === undefined || found.value === '')) return lookup(source, alias) ?? found;
+  return found;
+}
+
+/** The value of `name` ignoring case (see getEntry); undefined when absent or null. */
+export function getKey(source: Record<string, unknown> | KeyMap, name: string): unknown {
+  return getEntry(source, name)?.value;
+}
+
+/** The comment of a body: `comment`, else its alias `newNote`; absent, null and `""` are none. */
+export function readComment(body: Record<string, unknown> | KeyMap): string | null {
+  const e = getEntry(body, 'comment');
+  return e === undefined ? null : readOptionalText(e.value, e.key);
+}
