@@ -8,6 +8,8 @@ import type { Config } from './config.js';
 import type { Store } from './db/store.js';
 import { isMigrated } from './db/migrator.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { createMateAuth } from './auth/service.js';
+import { tokenRoutes } from './auth/routes.js';
 
 export interface AppDeps {
   store: Store;
@@ -39,6 +41,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   app.decorate('store', deps.store);
   app.decorate('clock', clock);
   app.decorate('config', config);
+  app.decorate('mateAuth', await createMateAuth(config, deps.store, clock));
 
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -46,6 +49,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
   });
+
+  await app.register(tokenRoutes);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 

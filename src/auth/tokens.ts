@@ -1,0 +1,108 @@
+/**
+ * Mate access tokens (mate-api §2): compact JWS, signed by the KeyRing's active key, verified by
+ * kid with only the algorithms of known keys (never `none`).
+ */
+import crypto from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTHeaderParameters } from 'jose';
+import { AppError } from '../lib/errors.js';
+import { CLOCK_LEEWAY_SECONDS, TOKEN_LIFETIME_SECONDS, type KeyRing } from './keys.js';
+
+export { TOKEN_LIFETIME_SECONDS, CLOCK_LEEWAY_SECONDS } from './keys.js';
+
+export const MATE_AUDIENCE = 'apimate';
+export const MATE_SCOPE = 'apimate';
+export const CUSTOMER_KEY_CLAIM = 'auth.anymate.app/CustomerKey';
+export const USER_TYPE_CLAIM = 'auth.anymate.app/UserType';
+/** Longer strings are not our tokens (ours are about 500 bytes); refused before any parsing. */
+const MAX_TOKEN_LENGTH = 4096;
+
+export interface MateTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  [CUSTOMER_KEY_CLAIM]: string;
+  [USER_TYPE_CLAIM]: string;
+  cv: number;
+  sv: number;
+}
+
+export interface MateTokenInput {
+  issuer: string;
+  mateId: number;
+  clientId: string;
+  credentialVersion: number;
+  secretVersion: number;
+  now: Date;
+}
+
+/** Signs any claims with the active key; header {alg, typ: "JWT", kid}. */
+export async function signClaims(keys: KeyRing, claims: JWTPayload): Promise<string> {
+  const key = await keys.signingKey();
+  return new SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: 'JWT', kid: key.kid }).sign(key.signKey!);
+}
+
+/** Issues a Mate's access token with exactly the claims of mate-api §2. */
+export async function issueMateToken(keys: KeyRing, input: MateTokenInput): Promise<{ token: string; claims: MateTokenClaims }> {
+  const iat = Math.floor(input.now.getTime() / 1000);
+  const claims: MateTokenClaims = {
+    iss: input.issuer,
+    sub: String(input.mateId),
+    aud: MATE_AUDIENCE,
+    scope: MATE_SCOPE,
+    iat,
+    exp: iat + TOKEN_LIFETIME_SECONDS,
+    jti: crypto.randomBytes(16).toString('base64url'),
+    [CUSTOMER_KEY_CLAIM]: input.clientId,
+    [USER_TYPE_CLAIM]: 'Mate',
+    cv: input.credentialVersion,
+    sv: input.secretVersion,
+  };
+  return { token: await signClaims(keys, claims as unknown as JWTPayload), claims };
+}
+
+export interface VerifiedToken {
+  header: JWTHeaderParameters;
+  claims: JWTPayload;
+}
+
+/**
+ * Checks signature (by kid, with the algorithm of that key only), `typ`, `aud`, `iss` and `exp`
+ * (≤ 30 s leeway) at the injected time. Throws AppError('invalid_token') on any failure. Says
+ * nothing about who the token is for: see authenticate.ts.
+ */
+export async function verifyAccessToken(keys: KeyRing, token: string, opts: { issuer: string; now: Date }): Promise<VerifiedToken> {
+  if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) {
+    throw new AppError('invalid_token', 'The access token is malformed');
+  }
+  const algorithms = await keys.algorithms();
+  try {
+    const { payload, protectedHeader } = await jwtVerify(
+      token,
+      async (header) => {
+        if (typeof header.kid !== 'string') throw new joseErrors.JWSInvalid('no kid');
+        const key = await keys.verificationKey(header.kid);
+        // the key decides the algorithm, never the token: no `none`, no HS256 with a public key
+        if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey();
+        return key.verifyKey;
+      },
+      {
+        algorithms,
+        issuer: opts.issuer,
+        audience: MATE_AUDIENCE,
+        typ: 'JWT',
+        clockTolerance: CLOCK_LEEWAY_SECONDS,
+        currentDate: opts.now,
+        requiredClaims: ['iat', 'exp', 'sub'],
+      },
+    );
+    return { header: protectedHeader, claims: payload };
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new AppError('invalid_token', 'The access token has expired');
+    if (err instanceof joseErrors.JOSEError) throw new AppError('invalid_token', 'The access token is invalid');
+    throw err;
+  }
+}
