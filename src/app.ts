@@ -10,10 +10,16 @@ import { isMigrated } from './db/migrator.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createMateAuth } from './auth/service.js';
 import { tokenRoutes } from './auth/routes.js';
+import { mateApi } from './mate-api/plugin.js';
+import { startSweeper } from './tasks/sweeper.js';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 
 export interface AppDeps {
   store: Store;
   clock?: Clock;
+  /** run the lock sweeper on a timer (default true; tests call sweepOnce themselves) */
+  sweeper?: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -50,7 +56,25 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     reply.header('x-frame-options', 'DENY');
   });
 
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Queuemate Mate API',
+        version: '1',
+        description: 'The Anymate-compatible API for Mates (robots). Get a token from POST /connect/token (form-encoded password grant), then call /api/<Endpoint>[/<ProcessKey>] with Authorization: Bearer <token>. Business refusals answer 200 with succeeded: false and a code; see docs/mate-api.md.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(tokenRoutes);
+  await app.register(mateApi, { prefix: '/api' });
+  await app.register(mateApi, { prefix: '/apimate', hidden: true });
+
+  if (deps.sweeper !== false) {
+    const stop = startSweeper(deps.store, clock, config.lockSweepIntervalSeconds, app.log);
+    app.addHook('onClose', stop);
+  }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 

@@ -18,7 +18,7 @@ import {
   toDecimal,
   toInteger,
   toText,
-} from '../src/mate-api/values.js';
+} from '../src/lib/values.js';
 
 /** Asserts an invalid_field refusal naming the key and the value. */
 function refused(fn: () => unknown, key: string, value: unknown): AppError {

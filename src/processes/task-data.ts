@@ -6,7 +6,7 @@
 import type { FieldType } from '../db/types.js';
 import type { FieldProblem } from '../lib/errors.js';
 import { formatDateTime, parseDateOnlyInput, parseDateTimeInput } from '../lib/time.js';
-import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, showValue, toBoolean, toDecimal, toText } from '../mate-api/values.js';
+import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, showValue, toBoolean, toDecimal, toText } from '../lib/values.js';
 
 /** A field as task data needs it (process_fields, in position order). */
 export interface TaskField {

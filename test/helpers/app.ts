@@ -15,7 +15,7 @@ export interface TestApp {
 export async function testApp(opts: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
   const store = await testStore();
   const config = testConfig(opts.config);
-  const app = await createApp(config, { store, clock: opts.clock });
+  const app = await createApp(config, { store, clock: opts.clock, sweeper: false });
   await app.ready();
   return {
     app,

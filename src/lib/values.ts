@@ -6,7 +6,7 @@
  * collect problems, and a reader (`readX`) that throws AppError `invalid_field` with one problem
  * naming the key and the value as sent.
  */
-import { AppError, type FieldProblem } from '../lib/errors.js';
+import { AppError, type FieldProblem } from './errors.js';
 
 /** Ids are below 2^53 (product §4); the largest integer a JSON number carries exactly. */
 export const ID_RANGE = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;

@@ -1,0 +1,125 @@
+/** Reading processes with their fields and rules, scoped to one tenant. */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Calendar, Database, FieldType, KpiSettings, RuleType } from '../db/types.js';
+
+export interface ProcessField {
+  name: string;
+  type: FieldType;
+  required: boolean;
+  isKey: boolean;
+  isUnique: boolean;
+  options: string[];
+  defaultValue: unknown;
+}
+
+export interface ProcessDef {
+  tenantId: number;
+  id: number;
+  processKey: string;
+  name: string;
+  tasksEnabled: boolean;
+  gateOpen: boolean;
+  calendar: Calendar;
+  deadlinesEnabled: boolean;
+  defaultDeadlineSeconds: number | null;
+  defaultActivationOffsetSeconds: number;
+  retryAllowed: boolean;
+  maxRetries: number;
+  stopOnErrors: boolean;
+  errorLimit: number;
+  lockTimeoutSeconds: number;
+  requireApproval: 'none' | 'mateCreated' | 'all';
+  kpi: KpiSettings;
+  runTimeoutSeconds: number;
+  failureAt: Date | null;
+  fields: ProcessField[];
+}
+
+/**
+ * One query: the process (matched case-insensitively within the tenant) with its fields in order.
+ * Another tenant's key is simply not found.
+ */
+export function loadProcessByKey(db: Kysely<any>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
+  return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey})`);
+}
+
+export function loadProcessById(db: Kysely<any>, tenantId: number, processId: number): Promise<ProcessDef | null> {
+  return loadProcess(db, tenantId, sql`p.id = ${processId}`);
+}
+
+async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<unknown>): Promise<ProcessDef | null> {
+  const { rows } = await sql<Record<string, any>>`
+    SELECT p.*,
+      COALESCE((SELECT json_agg(json_build_object(
+          'name', f.name, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
+          'isUnique', f.is_unique, 'options', f.options, 'defaultValue', f.default_value)
+        ORDER BY f.position)
+        FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields
+    FROM processes p
+    WHERE p.tenant_id = ${tenantId} AND ${match}`.execute(db);
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    tenantId: r.tenant_id,
+    id: r.id,
+    processKey: r.process_key,
+    name: r.name,
+    tasksEnabled: r.tasks_enabled,
+    gateOpen: r.gate_open,
+    calendar: { blockedDates: r.calendar?.blockedDates ?? [], blockedWeekdays: r.calendar?.blockedWeekdays ?? [] },
+    deadlinesEnabled: r.deadlines_enabled,
+    defaultDeadlineSeconds: r.default_deadline_seconds,
+    defaultActivationOffsetSeconds: r.default_activation_offset_seconds,
+    retryAllowed: r.retry_allowed,
+    maxRetries: r.max_retries,
+    stopOnErrors: r.stop_on_errors,
+    errorLimit: r.error_limit,
+    lockTimeoutSeconds: r.lock_timeout_seconds,
+    requireApproval: r.require_approval,
+    kpi: r.kpi,
+    runTimeoutSeconds: r.run_timeout_seconds,
+    failureAt: r.failure_at,
+    fields: r.fields,
+  };
+}
+
+export interface RuleRow {
+  name: string;
+  type: RuleType;
+  value: unknown;
+}
+
+export async function loadRules(db: Kysely<Database>, tenantId: number, processId: number): Promise<RuleRow[]> {
+  return db
+    .selectFrom('process_rules')
+    .select(['name', 'type', 'value'])
+    .where('tenant_id', '=', tenantId)
+    .where('process_id', '=', processId)
+    .orderBy('position')
+    .execute() as Promise<RuleRow[]>;
+}
+
+/** Settings a test or the admin API may change (columns of `processes`). */
+export type ProcessSettingsPatch = Partial<{
+  gate_open: boolean;
+  tasks_enabled: boolean;
+  calendar: Calendar;
+  deadlines_enabled: boolean;
+  default_deadline_seconds: number | null;
+  default_activation_offset_seconds: number;
+  retry_allowed: boolean;
+  max_retries: number;
+  stop_on_errors: boolean;
+  error_limit: number;
+  lock_timeout_seconds: number;
+  require_approval: 'none' | 'mateCreated' | 'all';
+  kpi: KpiSettings;
+  run_timeout_seconds: number;
+}>;
+
+export async function updateProcessSettings(db: Kysely<Database>, tenantId: number, processId: number, patch: ProcessSettingsPatch): Promise<void> {
+  const values: Record<string, unknown> = { ...patch, updated_at: new Date() };
+  if (patch.calendar) values.calendar = JSON.stringify(patch.calendar);
+  if (patch.kpi) values.kpi = JSON.stringify(patch.kpi);
+  await db.updateTable('processes').set(values as never).where('tenant_id', '=', tenantId).where('id', '=', processId).execute();
+}

@@ -1,0 +1,57 @@
+/** Runs: at most one open run per process (a partial unique index enforces it). */
+import { sql, type Kysely } from 'kysely';
+
+export interface RunRow {
+  id: number;
+  process_id: number;
+  started_at: Date;
+  finished_at: Date | null;
+  last_activity_at: Date;
+  mate_ids: number[];
+}
+
+/**
+ * Opens the process's run, or resumes the open one and adds the Mate to it. A run idle for longer
+ * than the process's runTimeoutSeconds is closed first, so a new one starts.
+ */
+export async function openOrResumeRun(db: Kysely<any>, tenantId: number, processId: number, mateIds: number[], now: Date, runTimeoutSeconds: number): Promise<number> {
+  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
+    WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL
+      AND last_activity_at < ${new Date(now.getTime() - runTimeoutSeconds * 1000)}`.execute(db);
+  const { rows } = await sql<{ id: number }>`
+    INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
+    VALUES (${tenantId}, ${processId}, ${now}, ${now}, ${mateIds}::bigint[])
+    ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
+    DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
+      mate_ids = ARRAY(SELECT DISTINCT unnest(runs.mate_ids || EXCLUDED.mate_ids) ORDER BY 1)
+    RETURNING id`.execute(db);
+  return rows[0].id;
+}
+
+/** Closes the open run of a process (an empty TakeNext); no-op when none is open. */
+export async function closeOpenRun(db: Kysely<any>, tenantId: number, processId: number, now: Date, reason: string): Promise<void> {
+  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = ${reason}
+    WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL`.execute(db);
+}
+
+export async function lockRun(db: Kysely<any>, tenantId: number, runId: number): Promise<RunRow | null> {
+  const { rows } = await sql<RunRow>`SELECT id, process_id, started_at, finished_at, last_activity_at, mate_ids
+    FROM runs WHERE tenant_id = ${tenantId} AND id = ${runId} FOR UPDATE`.execute(db);
+  return rows[0] ?? null;
+}
+
+export async function finishRun(db: Kysely<any>, tenantId: number, runId: number, now: Date): Promise<void> {
+  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'finished', last_activity_at = ${now}
+    WHERE tenant_id = ${tenantId} AND id = ${runId}`.execute(db);
+}
+
+/** Adds hand-back outcomes to runs' counters: one statement for any number of runs. */
+export async function addRunCounts(db: Kysely<any>, tenantId: number, counts: Map<number, { Solved: number; Manual: number; Error: number; Retry: number }>, now: Date): Promise<void> {
+  if (counts.size === 0) return;
+  const ids = [...counts.keys()];
+  const c = [...counts.values()];
+  await sql`UPDATE runs r SET solved_count = r.solved_count + v.s, manual_count = r.manual_count + v.m,
+      error_count = r.error_count + v.e, retry_count = r.retry_count + v.r, last_activity_at = GREATEST(r.last_activity_at, ${now})
+    FROM unnest(${ids}::bigint[], ${c.map((x) => x.Solved)}::int[], ${c.map((x) => x.Manual)}::int[], ${c.map((x) => x.Error)}::int[], ${c.map((x) => x.Retry)}::int[]) AS v(id, s, m, e, r)
+    WHERE r.tenant_id = ${tenantId} AND r.id = v.id`.execute(db);
+}
