@@ -12,6 +12,7 @@ import { createMateAuth } from './auth/service.js';
 import { tokenRoutes } from './auth/routes.js';
 import { mateApi } from './mate-api/plugin.js';
 import { startSweeper } from './tasks/sweeper.js';
+import { createTaskBatchers, type TaskBatchers } from './tasks/batching.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 
@@ -47,6 +48,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   app.decorate('store', deps.store);
   app.decorate('clock', clock);
   app.decorate('config', config);
+  app.decorate('taskBatchers', createTaskBatchers(deps.store.db));
   app.decorate('mateAuth', await createMateAuth(config, deps.store, clock));
 
   app.addHook('onSend', async (req, reply) => {
@@ -96,5 +98,6 @@ declare module 'fastify' {
     store: Store;
     clock: Clock;
     config: Config;
+    taskBatchers: TaskBatchers;
   }
 }

@@ -67,6 +67,16 @@ test(`${CALLS} concurrent TakeNext calls on ${TASKS} tasks: each task once`, asy
   checkOneWinnerEach(results, ids);
   const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE tenant_id = ${tenant.tenantId} AND locked_by_mate_id IS NOT NULL`.execute(t.store.db);
   assert.equal(rows[0].n, TASKS);
+
+  // every task handed back concurrently, twice each: one Solved wins, the other is refused
+  const handBacks = await Promise.all(ids.flatMap((id) => [0, 1].map(() => request(base, 'POST', '/api/Solved', token, { taskId: id }))));
+  assert.equal(handBacks.filter((r) => r.body.succeeded === true).length, TASKS);
+  assert.ok(handBacks.filter((r) => r.body.succeeded === false).every((r) => r.body.code === 'task_solved'));
+  const counts = await sql<{ solved: number; history: number; kpis: number }>`SELECT
+      (SELECT count(*)::int FROM tasks WHERE tenant_id = ${tenant.tenantId} AND queue = 'Solved' AND locked_until IS NULL) AS solved,
+      (SELECT count(*)::int FROM task_history WHERE tenant_id = ${tenant.tenantId} AND action = 'Solved') AS history,
+      (SELECT count(*)::int FROM kpi_events WHERE tenant_id = ${tenant.tenantId}) AS kpis`.execute(t.store.db);
+  assert.deepEqual(counts.rows[0], { solved: TASKS, history: TASKS, kpis: TASKS });
 });
 
 function startServer(url: string): Promise<{ child: ChildProcess; base: string }> {

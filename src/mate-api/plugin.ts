@@ -14,7 +14,7 @@ import { getKey, readInteger, readOptionalText, readComment } from '../lib/value
 import { loadProcessByKey, loadProcessById, type ProcessDef } from '../processes/store.js';
 import { okToRun } from '../processes/gate.js';
 import {
-  Refusal, prepareTasks, createTasksIn, createAndTakeIn, takeForCallers, handBack, updateTask, extendLock,
+  Refusal, prepareTasks, createTasksIn, createAndTakeIn, handBack, updateTask, extendLock,
   type MateCall, type HandBackItem, type HandBackResult,
 } from '../tasks/service.js';
 import { withIdempotency, requestHash, isValidKey, type StoredAnswer } from '../tasks/idempotency.js';
@@ -173,7 +173,7 @@ const handBackRoute = (name: string, action: HandBackAction): RouteDef => ({
   method: 'POST', name, withProcess: false, bodyType: 'object', refusal: RESPONSE,
   summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}`,
   handler: async (ctx) => {
-    const [r] = await handBack(ctx.req.server.store.db, [readAction(ctx.body as Body, ctx.call, action)]);
+    const r = await ctx.req.server.taskBatchers.handBack(readAction(ctx.body as Body, ctx.call, action));
     return handBackAnswer(ctx.req, r);
   },
 });
@@ -229,7 +229,7 @@ const ROUTES: RouteDef[] = [
     refusal: (pk) => ({ taskId: -1, reason: null, runId: -1, processKey: pk }),
     handler: async (ctx) => {
       const proc = await ctx.process();
-      const [r] = await takeForCallers(ctx.req.server.store.db, proc, [{ call: ctx.call, count: 1 }]);
+      const r = await ctx.req.server.taskBatchers.take(proc, { call: ctx.call, count: 1 });
       if ('dummy' in r) return { body: dummyTask(proc.processKey, r.dummy, r.message, ctx.req.id) };
       return { body: taskObject(r.tasks[0], proc, ctx.call.timeZone) };
     },
@@ -241,7 +241,7 @@ const ROUTES: RouteDef[] = [
       const rawCount = Object.entries(q).find(([k]) => k.toLowerCase() === 'count')?.[1];
       const count = rawCount === undefined || rawCount === '' ? 10 : readInteger(Array.isArray(rawCount) ? rawCount[0] : rawCount, 'count', { min: 1, max: 100 });
       const proc = await ctx.process();
-      const [r] = await takeForCallers(ctx.req.server.store.db, proc, [{ call: ctx.call, count }]);
+      const r = await ctx.req.server.taskBatchers.take(proc, { call: ctx.call, count });
       if ('dummy' in r) return { body: [] };
       return { body: r.tasks.map((t) => taskObject(t, proc, ctx.call.timeZone)) };
     },

@@ -231,7 +231,8 @@ export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, req
         })),
       ),
     );
-    // callers left without a task when the queue ran dry: the queue is empty, so the run closes
+    // callers left without a task: the queue ran dry, so the run closes, as it would had they come one by one
+    if (takers.length < requests.length) await closeOpenRun(trx, proc.tenantId, proc.id, now, 'emptyQueue');
     const results: TakeResult[] = requests.map((_, i) =>
       assigned[i].length ? { tasks: assigned[i].map((id) => byId.get(id)!), runId } : { dummy: 'queue_empty' as const, message: 'No task is ready' },
     );
