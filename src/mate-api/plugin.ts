@@ -442,7 +442,7 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
       method: route.method,
       url,
       config: { mateRoute: route },
-      schema: { summary: route.summary, tags: ['Mate API'], hide: opts.hidden, security: [{ bearer: [] }] } as never,
+      schema: openApiSchema(route, opts.hidden) as never,
       handler: async (req, reply) => {
         const mate = req.mate!;
         const call: MateCall = { tenantId: mate.tenantId, timeZone: mate.timeZone, mateId: mate.mateId, mateName: mate.mateName, requestId: req.id, now: req.server.clock.now() };
@@ -470,6 +470,69 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
       },
     });
   }
+}
+
+// ------------------------------------------------------------------------------------------------
+// OpenAPI (documentation only: input is read leniently by the handlers, answers are written as is)
+
+const S = {
+  response: {
+    type: 'object',
+    properties: {
+      succeeded: { type: 'boolean' }, message: { type: 'string' }, code: { type: 'string', description: 'present when succeeded is false' },
+      requestId: { type: 'string' },
+    },
+    additionalProperties: true,
+  },
+  task: {
+    type: 'object',
+    description: 'A task (taskId > 0) with one key per field of the process, or the dummy task (taskId -1, with message and code)',
+    properties: {
+      taskId: { type: 'integer' }, reason: { type: ['string', 'null'] }, runId: { type: 'integer' }, processKey: { type: 'string' },
+      activationDate: { type: 'string', format: 'date-time' }, deadline: { type: ['string', 'null'] }, urgent: { type: 'boolean' }, retryCount: { type: 'integer' },
+      message: { type: 'string' }, code: { type: 'string' },
+    },
+    additionalProperties: true,
+  },
+  taskData: { type: 'object', description: 'Field values by field name (case-insensitive) plus comment/newNote, activationDate, deadline, urgent', additionalProperties: true },
+  taskAction: {
+    type: 'object',
+    properties: {
+      taskId: { type: 'integer' }, reason: { type: 'string' }, comment: { type: 'string' }, overwriteSecondsSaved: { type: ['integer', 'null'] },
+      overwriteEntries: { type: ['integer', 'null'] }, activationDate: { type: 'string', description: 'Retry only' },
+    },
+    required: ['taskId'],
+  },
+};
+
+const DOC: Record<string, { body?: unknown; response: unknown }> = {
+  OkToRun: { response: { type: 'object', properties: Object.fromEntries(['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun'].map((k) => [k, { type: 'boolean' }])) } },
+  StartOrGetRun: { response: { type: 'object', properties: { processKey: { type: 'string' }, runId: { type: 'integer' } } } },
+  StartRun: { response: { type: 'object', properties: { processKey: { type: 'string' }, runId: { type: 'integer' } } } },
+  FinishRun: { body: { type: 'object', properties: { runId: { type: 'integer' }, overwriteSecondsSaved: { type: ['integer', 'null'] }, overwriteEntries: { type: ['integer', 'null'] } }, required: ['runId'] }, response: S.response },
+  Failure: { body: { type: 'object', properties: { processKey: { type: 'string' }, message: { type: 'string' } }, required: ['processKey'] }, response: S.response },
+  GetRules: { response: { type: 'object', description: '{processKey, <rule name>: <typed value>, …}', additionalProperties: true } },
+  TakeNext: { response: S.task },
+  TakeMany: { response: { type: 'array', items: S.task } },
+  CreateTask: { body: S.taskData, response: { ...S.response, properties: { ...S.response.properties, taskId: { type: 'integer' }, queue: { type: 'string' } } } },
+  CreateTasks: { body: { type: 'array', items: S.taskData, maxItems: MAX_CREATE_ITEMS }, response: { ...S.response, properties: { ...S.response.properties, taskIds: { type: 'array', items: { type: 'integer' } } } } },
+  CreateAndTakeTask: { body: S.taskData, response: S.task },
+  UpdateTask: { body: { ...S.taskData, properties: { taskId: { type: 'integer' } }, required: ['taskId'] }, response: S.response },
+  Return: { body: { type: 'array', maxItems: MAX_RETURN_ITEMS, items: { ...S.taskAction, properties: { ...S.taskAction.properties, action: { type: 'string', enum: ['Solved', 'Manual', 'Error', 'Retry'] } } } }, response: { ...S.response, properties: { ...S.response.properties, results: { type: 'array', items: S.response } } } },
+  ExtendLock: { body: { type: 'object', properties: { taskId: { type: 'integer' }, seconds: { type: 'integer', minimum: 1, maximum: 86400 } }, required: ['taskId'] }, response: { ...S.response, properties: { ...S.response.properties, lockedUntil: { type: ['string', 'null'] } } } },
+};
+
+function openApiSchema(route: RouteDef, hidden = false): Record<string, unknown> {
+  const doc = DOC[route.name] ?? { body: S.taskAction, response: { ...S.response, properties: { ...S.response.properties, queue: { type: 'string' }, error: { type: 'boolean' } } } };
+  return {
+    summary: route.summary,
+    tags: ['Mate API'],
+    hide: hidden,
+    security: [{ bearer: [] }],
+    ...(route.withProcess ? { params: { type: 'object', properties: { processKey: { type: 'string', description: 'ProcessKey, matched case-insensitively' } } } } : {}),
+    ...(doc.body && route.method === 'POST' ? { body: doc.body } : {}),
+    response: { 200: doc.response },
+  };
 }
 
 function checkTopLevel(route: RouteDef, body: unknown): void {
