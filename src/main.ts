@@ -6,15 +6,21 @@
  *   queuemate tenant create | user create | mate create | process create   scripting helpers
  */
 import { loadConfig, ConfigError, SETTINGS, type Config } from './config.js';
-import { openStore, StoreUnavailableError, type Store } from './db/store.js';
+import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
-import { createApp } from './app.js';
-import { ensureDemo, formatDemoCredentials } from './setup/demo.js';
-import { createTenant, requireTenant } from './tenants/service.js';
-import { createUser, createMate, ROLES, type Role } from './accounts/service.js';
-import { createProcess, type FieldInput, type RuleInput } from './processes/service.js';
 import { AppError } from './lib/errors.js';
+import type { Role } from './accounts/service.js';
+import type { FieldInput, RuleInput } from './processes/service.js';
+
+// The store drivers, the HTTP app and the services are loaded when a command needs them: that is
+// about a second of module loading, which usage and configuration errors need not wait for.
+let StoreUnavailableError: (new (message: string) => Error) | null = null;
+async function loadStore() {
+  const m = await import('./db/store.js');
+  StoreUnavailableError = m.StoreUnavailableError;
+  return m;
+}
 
 class UsageError extends Error {}
 
@@ -61,8 +67,10 @@ export function parseArgs(argv: string[]): Parsed {
       options.set(name, true);
       continue;
     }
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`Option ${name} needs a value`);
+    // Without a value the option is kept as `true`: checkKnownOptions then reports an unknown
+    // option as such, and opt() says a known one needs a value.
+    const next = argv[i + 1];
+    const value = eq >= 0 ? arg.slice(eq + 1) : next !== undefined && !next.startsWith('--') ? argv[++i] : true;
     options.set(name, value);
   }
   return { words, options, configArgs };
@@ -93,10 +101,12 @@ function checkKnownOptions(p: Parsed, allowed: string[]): void {
   }
 }
 
-async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+/** Opens the store, brings it up to date (unless migrating is what fn does), runs fn, closes. */
+async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, opts: { migrateFirst?: boolean } = {}): Promise<T> {
+  const { openStore } = await loadStore();
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
-    await migrate(store);
+    if (opts.migrateFirst !== false) await migrate(store);
     return await fn(store);
   } finally {
     await store.close();
@@ -108,6 +118,8 @@ function print(p: Parsed, json: unknown, text: string): void {
 }
 
 async function start(config: Config): Promise<void> {
+  const { openStore } = await loadStore();
+  const [{ createApp }, { ensureDemo, formatDemoCredentials }] = await Promise.all([import('./app.js'), import('./setup/demo.js')]);
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   let app;
   try {
@@ -164,34 +176,42 @@ export async function run(argv: string[]): Promise<void> {
       return start(config);
     case 'migrate': {
       checkKnownOptions(p, []);
-      const { applied } = await withStore(config, (store) => migrate(store));
+      const { applied } = await withStore(config, (store) => migrate(store), { migrateFirst: false });
       print(p, { applied }, applied.length ? `Applied ${applied.join(', ')}` : 'The store is up to date');
       return;
     }
     case 'tenant create': {
       checkKnownOptions(p, ['--client-id', '--name', '--time-zone']);
-      const { tenant, apiSecret } = await withStore(config, (store) =>
-        createTenant(store.db, { clientId: opt(p, '--client-id', true), name: opt(p, '--name'), timeZone: opt(p, '--time-zone') }),
-      );
+      const input = { clientId: opt(p, '--client-id', true), name: opt(p, '--name'), timeZone: opt(p, '--time-zone') };
+      const { createTenant } = await import('./tenants/service.js');
+      const { tenant, apiSecret } = await withStore(config, (store) => createTenant(store.db, input));
       print(p, { ...tenant, apiSecret }, `Tenant ${tenant.clientId} created.\nAPI secret (shown once): ${apiSecret}`);
       return;
     }
     case 'user create': {
       checkKnownOptions(p, ['--tenant', '--username', '--role', '--password']);
       const role = opt(p, '--role', true) as Role;
+      const { createUser, ROLES } = await import('./accounts/service.js');
+      const { requireTenant } = await import('./tenants/service.js');
       if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      const clientId = opt(p, '--tenant', true);
+      const input = { username: opt(p, '--username', true), role, password: opt(p, '--password') };
       const user = await withStore(config, async (store) => {
-        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
-        return createUser(store.db, tenant.id, { username: opt(p, '--username', true), role, password: opt(p, '--password') });
+        const tenant = await requireTenant(store.db, clientId);
+        return createUser(store.db, tenant.id, input);
       });
       print(p, user, `User ${user.username} (${user.role}) created.` + (user.password ? `\nPassword (shown once): ${user.password}` : ''));
       return;
     }
     case 'mate create': {
       checkKnownOptions(p, ['--tenant', '--username', '--password']);
+      const clientId = opt(p, '--tenant', true);
+      const input = { username: opt(p, '--username', true), password: opt(p, '--password') };
+      const { createMate } = await import('./accounts/service.js');
+      const { requireTenant } = await import('./tenants/service.js');
       const mate = await withStore(config, async (store) => {
-        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
-        return createMate(store.db, tenant.id, { username: opt(p, '--username', true), password: opt(p, '--password') });
+        const tenant = await requireTenant(store.db, clientId);
+        return createMate(store.db, tenant.id, input);
       });
       print(p, mate, `Mate ${mate.username} created.` + (mate.password ? `\nPassword (shown once): ${mate.password}` : ''));
       return;
@@ -202,16 +222,20 @@ export async function run(argv: string[]): Promise<void> {
       const rules = parseJsonOption<RuleInput[]>(p, '--rules');
       if (fields !== undefined && !Array.isArray(fields)) throw new UsageError('--fields must be a JSON array of field definitions');
       if (rules !== undefined && !Array.isArray(rules)) throw new UsageError('--rules must be a JSON array of rule definitions');
+      const clientId = opt(p, '--tenant', true);
+      const input = {
+        processKey: opt(p, '--key', true),
+        name: opt(p, '--name'),
+        description: opt(p, '--description'),
+        tasksEnabled: !p.options.has('--no-tasks'),
+        fields,
+        rules,
+      };
+      const { createProcess } = await import('./processes/service.js');
+      const { requireTenant } = await import('./tenants/service.js');
       const created = await withStore(config, async (store) => {
-        const tenant = await requireTenant(store.db, opt(p, '--tenant', true));
-        return createProcess(store.db, tenant.id, {
-          processKey: opt(p, '--key', true),
-          name: opt(p, '--name'),
-          description: opt(p, '--description'),
-          tasksEnabled: !p.options.has('--no-tasks'),
-          fields,
-          rules,
-        });
+        const tenant = await requireTenant(store.db, clientId);
+        return createProcess(store.db, tenant.id, input);
       });
       print(p, created, `Process ${created.processKey} created.`);
       return;
@@ -225,7 +249,7 @@ export async function run(argv: string[]): Promise<void> {
 function fail(err: unknown): never {
   const known =
     err instanceof ConfigError || err instanceof UsageError || err instanceof DataDirInUseError ||
-    err instanceof StoreUnavailableError || err instanceof MigrationError || err instanceof AppError;
+    (StoreUnavailableError !== null && err instanceof StoreUnavailableError) || err instanceof MigrationError || err instanceof AppError;
   const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.stack ?? String(err)}`;
   process.stderr.write(`queuemate: ${message}\n`);
   process.exit(err instanceof UsageError ? 2 : 1);

@@ -9,7 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { Database } from './types.js';
-import { lockDataDir, type DataDirLock } from './lock.js';
+import { lockDataDir, DataDirInUseError, type DataDirLock } from './lock.js';
 import { redact } from '../config.js';
 
 // Ids are bigint columns kept below 2^53, so they are safe as JS numbers.
@@ -49,7 +49,10 @@ function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => P
     async close() {
       if (closed) return;
       closed = true;
-      await db.destroy(); // ends the pool
+      await db.destroy();
+      // Kysely ends the pool only if it ran a query itself; the migrator and /readyz use the pool
+      // directly, and a pool left open keeps the process alive (`queuemate migrate` would hang).
+      if (!pool.ended && !pool.ending) await pool.end();
       await onClose();
     },
   };
@@ -79,7 +82,13 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   let lock: DataDirLock | null = null;
   let lite = opts.pglite;
   if (!lite) {
-    lock = lockDataDir(opts.dataDir);
+    try {
+      lock = lockDataDir(opts.dataDir);
+    } catch (err) {
+      if (err instanceof DataDirInUseError) throw err;
+      // e.g. EACCES or ENOTDIR: say which directory, in one line
+      throw new StoreUnavailableError(`cannot use data directory ${opts.dataDir}: ${(err as Error).message}`);
+    }
     try {
       lite = await PGlite.create(path.join(opts.dataDir, 'pgdata'));
     } catch (err) {

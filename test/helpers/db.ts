@@ -66,7 +66,17 @@ async function postgresDatabase(): Promise<{ url: string; drop: () => Promise<vo
       await store.close();
     }
     const name = `qm_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    // 55006: another session is connected to the template (a test run of another checkout, with the
+    // advisory lock taken in another database): wait for it rather than fail, for at most ~10 s.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '55006' || attempt >= 50) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
     return {
       url: withDatabase(DATABASE_URL!, name),
       drop: async () => {
