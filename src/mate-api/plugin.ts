@@ -214,8 +214,8 @@ const ROUTES: RouteDef[] = [
       const key = getKey(body, 'processKey');
       if (key === undefined || key === null || key === '') throw new AppError('missing_field', 'processKey is required', [{ field: 'processKey', code: 'missing_field', message: 'processKey is required' }]);
       const processKey = readOptionalText(key, 'processKey') ?? '';
+      const proc = await ctx.process(processKey); // process before the other values (§5)
       const message = readOptionalText(getKey(body, 'message'), 'message') ?? '';
-      const proc = await ctx.process(processKey);
       await reportFailure(ctx.req.server.store.db, ctx.call, proc, message);
       return response(ctx.req, `Failure of process ${proc.processKey} recorded`);
     },
@@ -239,8 +239,8 @@ const ROUTES: RouteDef[] = [
     handler: async (ctx) => {
       const q = ctx.req.query as Record<string, unknown>;
       const rawCount = Object.entries(q).find(([k]) => k.toLowerCase() === 'count')?.[1];
+      const proc = await ctx.process(); // process before values (§5)
       const count = rawCount === undefined || rawCount === '' ? 10 : readInteger(Array.isArray(rawCount) ? rawCount[0] : rawCount, 'count', { min: 1, max: 100 });
-      const proc = await ctx.process();
       const r = await ctx.req.server.taskBatchers.take(proc, { call: ctx.call, count });
       if ('dummy' in r) return { body: [] };
       return { body: r.tasks.map((t) => taskObject(t, proc, ctx.call.timeZone)) };
@@ -406,6 +406,8 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
   });
 
   app.setErrorHandler((err, req, reply) => {
+    // an unknown route is answered as such even when its body could not be read (route comes first, §5)
+    if (req.is404) return send(reply, 404, { succeeded: false, message: `No Mate API endpoint ${req.method} ${req.url.split('?')[0]}`, code: 'route_not_found', requestId: req.id });
     const route = req.routeOptions?.config?.mateRoute;
     const processKey = decodedProcessKey(req);
     if (err instanceof ReadyAnswer) return send(reply, err.answer.status ?? 200, err.answer.body, err.answer.headers);

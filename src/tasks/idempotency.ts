@@ -53,7 +53,9 @@ export async function withIdempotency(
       if (inserted.rows.length === 1) {
         const answer = await run(trx);
         if (STORED.has(answer.status)) {
-          await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = ${JSON.stringify(answer.body)}::jsonb
+          // kept as a JSON string inside the jsonb column: jsonb reorders object keys, and a replay
+          // must be the stored body as answered (task objects have a key order, mate-api §6.1)
+          await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = to_jsonb(${JSON.stringify(answer.body)}::text)
             WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
         } else {
           await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
@@ -71,7 +73,8 @@ export async function withIdempotency(
       }
       if (row.request_hash !== scope.hash) return { kind: 'conflict' };
       if (row.state !== 'done') return { kind: 'in_progress' };
-      return { kind: 'replay', answer: { status: row.status_code!, body: row.response } };
+      const body = typeof row.response === 'string' ? JSON.parse(row.response) : row.response;
+      return { kind: 'replay', answer: { status: row.status_code!, body } };
     });
     if (outcome) return outcome;
   }
