@@ -66,6 +66,9 @@ test('CreateTask: first use is processed; the same key and body replays the answ
   assert.equal(again.body.taskId, first.body.taskId);
   const third = await post(mate, '/api/createtask/pk/', { numberField: 1.5, coreSystemKey: 'A', comment: 'hello' }, k);
   replayed(first, third);
+  // keys match case-insensitively, so the .NET client's PascalCase body is the same request
+  const pascal = await post(mate, '/api/CreateTask/PK', { CoreSystemKey: 'A', NumberField: 1.5, Comment: 'hello' }, k);
+  replayed(first, pascal);
   assert.equal(await taskCount(), count, 'nothing created again');
   assert.deepEqual(await snapshot(t.store.db), state, 'no history, comment or anything else written');
 });

@@ -21,13 +21,17 @@ export type IdempotentOutcome =
   | { kind: 'conflict' }
   | { kind: 'in_progress' };
 
-/** Canonical form of a request: endpoint, process and JSON value, key order ignored. */
+/**
+ * Canonical form of a request: endpoint, process and JSON value, key order ignored, and key case
+ * too (keys match case-insensitively, mate-api §3, and a body with two keys equal ignoring case is
+ * refused before this point).
+ */
 export function requestHash(endpoint: string, processKey: string, body: unknown): string {
   const canon = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canon);
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      return Object.keys(o).sort().map((k) => [k, canon(o[k])]);
+      return Object.keys(o).map((k) => [k.toLowerCase(), canon(o[k])] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     }
     return v;
   };
@@ -53,16 +57,15 @@ export async function withIdempotency(
       if (inserted.rows.length === 1) {
         const answer = await run(trx);
         if (STORED.has(answer.status)) {
-          // kept as a JSON string inside the jsonb column: jsonb reorders object keys, and a replay
-          // must be the stored body as answered (task objects have a key order, mate-api §6.1)
-          await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = to_jsonb(${JSON.stringify(answer.body)}::text)
+          // kept as JSON text: a replay is the body as answered (task objects have a key order, mate-api §6.1)
+          await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = ${JSON.stringify(answer.body)}
             WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
         } else {
           await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
         }
         return { kind: 'fresh', answer };
       }
-      const { rows } = await sql<{ request_hash: string; state: string; status_code: number | null; response: unknown; expires_at: Date }>`
+      const { rows } = await sql<{ request_hash: string; state: string; status_code: number | null; response: string | null; expires_at: Date }>`
         SELECT request_hash, state, status_code, response, expires_at FROM idempotency_keys
         WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
       const row = rows[0];
@@ -73,7 +76,7 @@ export async function withIdempotency(
       }
       if (row.request_hash !== scope.hash) return { kind: 'conflict' };
       if (row.state !== 'done') return { kind: 'in_progress' };
-      const body = typeof row.response === 'string' ? JSON.parse(row.response) : row.response;
+      const body = JSON.parse(row.response ?? 'null');
       return { kind: 'replay', answer: { status: row.status_code!, body } };
     });
     if (outcome) return outcome;

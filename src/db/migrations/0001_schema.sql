@@ -312,7 +312,8 @@ CREATE TABLE idempotency_keys (
   request_hash  text NOT NULL,
   state         text NOT NULL CHECK (state IN ('in_progress', 'done')),
   status_code   integer,
-  response      jsonb,
+  -- the answer's JSON text as sent, so a replay is byte-identical (jsonb would reorder keys)
+  response      text,
   created_at    timestamptz NOT NULL,
   expires_at    timestamptz NOT NULL,
   PRIMARY KEY (tenant_id, mate_id, key)
