@@ -43,6 +43,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
     // Requests still running at shutdown get this long; main.ts also bounds the whole shutdown.
     return503OnClosing: true,
+    // a number of hops is accepted at run time (Fastify's type leaves it out)
+    trustProxy: config.trustProxy as boolean | string,
   });
 
   app.decorate('store', deps.store);
@@ -74,7 +76,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(mateApi, { prefix: '/apimate', hidden: true });
 
   if (deps.sweeper !== false) {
-    const stop = startSweeper(deps.store, clock, config.lockSweepIntervalSeconds, app.log);
+    const stop = startSweeper(deps.store, clock, config.lockSweepIntervalSeconds, app.log, () => app.mateAuth.throttle.prune());
     app.addHook('onClose', stop);
   }
 

@@ -23,16 +23,17 @@ export interface Config {
   signInMaxFailuresPerUser: number;
   signInMaxFailuresPerAddress: number;
   signInWindowSeconds: number;
+  trustProxy: boolean | number | string;
 }
 
-type Kind = 'int' | 'string' | 'url' | 'enum' | 'path';
+type Kind = 'int' | 'string' | 'url' | 'enum' | 'path' | 'proxy';
 
 export interface Setting {
   key: keyof Config;
   env: string;
   flag: string;
   kind: Kind;
-  default: string | number | null;
+  default: string | number | boolean | null;
   min?: number;
   max?: number;
   values?: readonly string[];
@@ -55,6 +56,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'shutdownTimeoutSeconds', env: 'QUEUEMATE_SHUTDOWN_TIMEOUT', flag: '--shutdown-timeout', kind: 'int', default: 10, min: 1, max: 600, description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.' },
   { key: 'signInMaxFailuresPerUser', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_USER', flag: '--signin-max-failures-user', kind: 'int', default: 10, min: 1, max: 100000, description: 'Failed sign-ins for one username within the window before it is throttled (429).' },
   { key: 'signInMaxFailuresPerAddress', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_ADDRESS', flag: '--signin-max-failures-address', kind: 'int', default: 300, min: 1, max: 1000000, description: 'Failed sign-ins from one client address within the window before it is throttled (429).' },
+  { key: 'trustProxy', env: 'QUEUEMATE_TRUST_PROXY', flag: '--trust-proxy', kind: 'proxy', default: false, description: 'Behind a reverse proxy: `true`, the number of proxy hops, or a comma-separated list of proxy addresses/CIDRs whose X-Forwarded-For is believed. Client addresses (sign-in throttling, logs) come from it; with `false` the proxy\'s own address is used.' },
   { key: 'signInWindowSeconds', env: 'QUEUEMATE_SIGNIN_WINDOW', flag: '--signin-window', kind: 'int', default: 900, min: 1, max: 86400, description: 'Length of the sign-in throttling window in seconds.' },
 ];
 
@@ -84,6 +86,13 @@ function parseValue(s: Setting, raw: string, source: string): unknown {
         throw new ConfigError(`Invalid ${where}: expected an http(s):// URL`);
       }
       return s.key === 'publicUrl' ? raw.replace(/\/+$/, '') : raw;
+    }
+    case 'proxy': {
+      const v = raw.trim();
+      if (v === 'true' || v === 'false') return v === 'true';
+      if (/^\d+$/.test(v)) return Number(v);
+      if (/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/.test(v)) return v;
+      throw new ConfigError(`Invalid ${where}: "${raw}" is not true, false, a number of hops or a list of addresses`);
     }
     case 'path':
     case 'string':

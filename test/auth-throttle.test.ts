@@ -123,3 +123,22 @@ test('the throttle is shared by every server process on the store', async () => 
     clock.advance(WINDOW + 1);
   }
 });
+
+test('behind a trusted proxy the client address comes from X-Forwarded-For', async () => {
+  const proxied = await createApp({ ...t.config, trustProxy: '127.0.0.1' }, { store: t.store, clock, sweeper: false });
+  try {
+    const viaProxy = (client: string, username: string) =>
+      proxied.inject({
+        method: 'POST', url: '/connect/token', remoteAddress: '127.0.0.1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': client },
+        payload: new URLSearchParams({ grant_type: 'password', client_id: acme.clientId, client_secret: acme.apiSecret, username, password: 'wrong-password' }).toString(),
+      });
+    const names = ['robot', 'robot2', 'robot3', 'robot4', 'robot5'];
+    // 5 failures (the address limit) from one client behind the proxy, spread over usernames
+    for (let i = 0; i < 5; i++) assert.equal((await viaProxy('192.0.2.7', names[i % 5])).statusCode, 400);
+    assert.equal((await viaProxy('192.0.2.7', 'robot5')).statusCode, 429, 'that client is throttled');
+    assert.equal((await viaProxy('192.0.2.8', 'robot5')).statusCode, 400, 'another client behind the same proxy is not');
+  } finally {
+    await proxied.close();
+  }
+});

@@ -113,7 +113,7 @@ test(`${STORE_KIND}: first start prints the credentials once; health; SIGTERM ex
     assert.ok(secret && secret.length >= 32, `an API secret is printed:\n${out}`);
     assert.ok(admin && admin.length >= 12, 'an admin password is printed');
     assert.ok(mate && mate.length >= 12, 'a Mate password is printed');
-    assert.ok(out.includes(`Web app:        ${first.url}/`), 'the web address has the real port');
+    assert.ok(out.includes(`Address:        ${first.url}/`), 'the web address has the real port');
     assert.ok(out.includes(`curl -s -X POST ${first.url}/connect/token`), 'a curl for a token');
     assert.ok(out.includes(`client_secret='${secret}'`) && out.includes(`password='${mate}'`), 'the curl carries the credentials');
     assert.equal(first.proc.stderr(), '');

@@ -84,7 +84,15 @@ const BAD: Array<[string, Record<string, string>, string[], RegExp]> = [
   ['unknown flag', {}, ['--prot', '1'], /Unknown option --prot/],
   ['flag without value', {}, ['--port'], /--port needs a value/],
   ['stray argument', {}, ['oops'], /Unexpected argument "oops"/],
+  ['trust proxy', { QUEUEMATE_TRUST_PROXY: 'yes please' }, [], /QUEUEMATE_TRUST_PROXY.*"yes please"/],
 ];
+
+test('QUEUEMATE_TRUST_PROXY takes true/false, a number of hops or a list of addresses', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ QUEUEMATE_TRUST_PROXY: 'true' }).trustProxy, true);
+  assert.equal(loadConfig({}, ['--trust-proxy', '2']).trustProxy, 2);
+  assert.equal(loadConfig({ QUEUEMATE_TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, '10.0.0.0/8, ::1');
+});
 
 for (const [name, env, argv, message] of BAD) {
   test(`bad configuration: ${name}`, () => {

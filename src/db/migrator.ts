@@ -84,10 +84,11 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
   return { applied };
 }
 
-/** True when every known migration has been applied (used by /readyz). */
+/** True when every migration this version knows has been applied (used by /readyz). */
 export async function isMigrated(store: Store): Promise<boolean> {
   const { rows } = await store.pool.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL",
   ).catch(() => ({ rows: [{ n: -1 }] }));
-  return rows[0].n === latestVersion();
+  // >=: during a rolling upgrade, older processes stay ready once a newer one has migrated
+  return rows[0].n >= latestVersion();
 }

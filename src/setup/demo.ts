@@ -61,7 +61,7 @@ export function formatDemoCredentials(c: DemoCredentials, publicUrl: string): st
     '',
     '  Queuemate is set up. These credentials are shown only once: keep them.',
     '',
-    `  Web app:        ${publicUrl}/`,
+    `  Address:        ${publicUrl}/`,
     `  Client Id:      ${c.clientId}`,
     `  API secret:     ${c.apiSecret}`,
     `  Admin:          ${c.admin.username} / ${c.admin.password}`,

@@ -25,13 +25,15 @@ export async function sweepOnce(store: Store, now: Date): Promise<{ recovered: n
   return { recovered, runsClosed: Number(closed.numAffectedRows ?? 0) };
 }
 
-export function startSweeper(store: Store, clock: Clock, intervalSeconds: number, log: FastifyBaseLogger): () => Promise<void> {
+/** Runs sweepOnce, then `housekeeping` (e.g. pruning ended sign-in throttle windows), every interval. */
+export function startSweeper(store: Store, clock: Clock, intervalSeconds: number, log: FastifyBaseLogger, housekeeping: () => Promise<unknown> = async () => {}): () => Promise<void> {
   let running: Promise<unknown> | null = null;
   const timer = setInterval(() => {
     if (running) return; // a slow sweep is never overlapped by the next one
     running = sweepOnce(store, clock.now())
-      .then((r) => {
+      .then(async (r) => {
         if (r.recovered || r.runsClosed) log.info(r, 'sweeper recovered expired locks / closed idle runs');
+        await housekeeping();
       })
       .catch((err) => log.warn({ err }, 'sweep failed; retrying at the next interval'))
       .finally(() => {
