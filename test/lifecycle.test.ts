@@ -10,6 +10,7 @@ import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
 import { loadProcessByKey, updateProcessSettings, type ProcessSettingsPatch } from '../src/processes/store.js';
 import { sweepOnce } from '../src/tasks/sweeper.js';
+import { TRANSITIONS, rowsTaken } from '../src/tasks/state-machine.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z'); // a Monday
 let t: TestApp;
@@ -307,4 +308,20 @@ test('Failure sets the process state; the next take clears it', async () => {
   assert.notEqual(await state(), null, 'OkToRun does not clear the Failure state');
   await mate.takeNext(pk);
   assert.ok((await state()) === null, 'the take cleared the Failure state');
+});
+
+test('lock expiry at the retry limit: recovered as an Error', async () => {
+  const pk = await freshProcess({ lock_timeout_seconds: 2, max_retries: 0 });
+  const id = await mate.create(pk, { key: 'a', amount: 1 });
+  await mate.takeNext(pk);
+  clock.advance(5);
+  await sweepOnce(t.store, clock.now());
+  const row = await taskRow(id);
+  assert.deepEqual([row.queue, row.error, row.retry_count], ['Manual', true, 0]);
+  assert.equal((await history(id)).at(-1).reason, 'Lock expired; Retry limit reached: converted to Error');
+});
+
+test('the tests above walked every row of the state-machine table', () => {
+  const missed = TRANSITIONS.filter((row) => !rowsTaken.get(row)).map((r) => `${r.action}: ${r.condition}`);
+  assert.deepEqual(missed, []);
 });

@@ -215,6 +215,7 @@ export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, req
       await closeOpenRun(trx, proc.tenantId, proc.id, now, 'emptyQueue');
       return requests.map(() => ({ dummy: 'queue_empty' as const, message: 'No task is ready' }));
     }
+    transition('take', {});
     const runId = await openOrResumeRun(trx, proc.tenantId, proc.id, [...new Set(takers.map((r) => r.call.mateId))], now, proc.runTimeoutSeconds);
     const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
     const flatIds = assigned.flat();
@@ -414,6 +415,7 @@ export async function extendLock(db: Kysely<Database>, call: MateCall, taskId: n
     const row = rows.get(taskId);
     const refusal = refuseFor(row, call.mateId, call.now, taskId);
     if (refusal || !row) return { ok: false, ...refusal! };
+    transition('extendLock', {});
     const lease = (seconds ?? row.lock_timeout_seconds) * 1000;
     const lockedUntil = new Date(Math.max(row.locked_until!.getTime(), call.now.getTime() + lease));
     await applyTaskChanges(trx, call.tenantId, [{ ...toChange(row), lockedUntil }], call.now);

@@ -70,10 +70,14 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: HELD, action: 'extendLock', condition: '-', guard: always, to: { queue: 'unchanged', error: false }, effects: 'lockedUntil = max(lockedUntil, now + seconds)' },
 ];
 
+/** How often each row was taken in this process: lets the tests prove that they walk every row. */
+export const rowsTaken = new Map<Transition, number>();
+
 /** The first row for `action` whose guard holds. Every action has an unconditional last row or complete guards. */
 export function transition(action: Action, facts: Facts): Transition {
   const row = TRANSITIONS.find((t) => t.action === action && t.guard(facts));
   if (!row) throw new Error(`no transition for ${action} with ${JSON.stringify(facts)}`);
+  rowsTaken.set(row, (rowsTaken.get(row) ?? 0) + 1);
   return row;
 }
 
