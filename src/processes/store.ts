@@ -1,16 +1,10 @@
 /** Reading processes with their fields and rules, scoped to one tenant. */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Calendar, Database, FieldType, KpiSettings, RuleType } from '../db/types.js';
+import type { Calendar, Database, KpiSettings, RuleType } from '../db/types.js';
+import type { TaskField } from './task-data.js';
 
-export interface ProcessField {
-  name: string;
-  type: FieldType;
-  required: boolean;
-  isKey: boolean;
-  isUnique: boolean;
-  options: string[];
-  defaultValue: unknown;
-}
+/** A field of a process, in position order: the shape task data is validated against. */
+export type ProcessField = TaskField;
 
 export interface ProcessDef {
   tenantId: number;
