@@ -1,8 +1,8 @@
 /**
- * The take-next query (pickReadyTasks in src/tasks/store.ts) is served by the index whose order is
- * its ORDER BY (STYLE principle 3): tasks_take_idx without deadlines, tasks_take_deadline_idx with
- * them, and no Sort node. The query EXPLAINed is the one pickReadyTasks sends, captured on its way
- * to the database, not a copy of it.
+ * The take-next pick (the `picked` part of takeTasks' statement in src/tasks/store.ts) is served
+ * by the index whose order is its ORDER BY (STYLE principle 3): tasks_take_idx without deadlines,
+ * tasks_take_deadline_idx with them, and no Sort node. The statement EXPLAINed is the one
+ * takeTasks sends, captured on its way to the database, not a copy of it.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { STORE_KIND } from './helpers/db.js';
-import { pickReadyTasks } from '../src/tasks/store.js';
+import { takeTasks } from '../src/tasks/store.js';
 import { loadProcessByKey, updateProcessSettings, type ProcessDef } from '../src/processes/store.js';
 
 let t: TestApp;
@@ -50,10 +50,11 @@ function m(mate: Mate) {
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Subplan Name'?: string;
   Plans?: PlanNode[];
 }
 
-/** Runs pickReadyTasks with EXPLAIN prefixed to the SQL it sends; returns the plan and the SQL. */
+/** Runs takeTasks with EXPLAIN prefixed to the SQL it sends; returns the plan of its `picked` CTE and the SQL. */
 async function explainPick(processId: number, deadlines: boolean): Promise<{ plan: PlanNode; query: string }> {
   return t.store.db.transaction().execute(async (trx) => {
     // a small table may well be cheaper to scan; the question is whether the index can serve the
@@ -76,12 +77,16 @@ async function explainPick(processId: number, deadlines: boolean): Promise<{ pla
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    const picked = await pickReadyTasks({ getExecutor: () => executor } as unknown as Kysely<any>, tenant.tenantId, processId, deadlines, new Date('2031-01-01T00:00:00Z'), 10);
-    assert.deepEqual(picked, []);
-    assert.ok(captured && result, 'pickReadyTasks sent its query');
+    const at = new Date('2031-01-01T00:00:00Z');
+    const slots = Array.from({ length: 10 }, () => ({ mateId: 1, mateName: 'm', requestId: null }));
+    const taken = await takeTasks({ getExecutor: () => executor } as unknown as Kysely<any>, tenant.tenantId, processId, deadlines, at, at, slots);
+    assert.deepEqual(taken, []);
+    assert.ok(captured && result, 'takeTasks sent its statement');
     const cell = (result as QueryResult<any>).rows[0]['QUERY PLAN'];
     const parsed = typeof cell === 'string' ? JSON.parse(cell) : cell;
-    return { plan: parsed[0].Plan as PlanNode, query: (captured as CompiledQuery).sql };
+    const cte = nodes(parsed[0].Plan as PlanNode).find((n) => n['Subplan Name'] === 'CTE picked');
+    assert.ok(cte, `the plan has the picked CTE:\n${describe(parsed[0].Plan)}`);
+    return { plan: cte, query: (captured as CompiledQuery).sql };
   });
 }
 

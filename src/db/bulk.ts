@@ -6,10 +6,31 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 
 export type Column = readonly [name: string, pgType: string];
 
-/** `INSERT INTO table (cols) SELECT FROM unnest($1::t1[], …)`; jsonb columns are passed as text. */
+/** One write statement; several run together as one statement (executeWrites). */
+export type Write = RawBuilder<unknown>;
+
+/** `INSERT INTO table (cols) SELECT FROM unnest($1::t1[], …)`, or null for no rows; jsonb columns are passed as text. */
+export function insertRowsWrite(table: string, columns: readonly Column[], rows: readonly unknown[][]): Write | null {
+  return rows.length === 0 ? null : insertRowsQuery(table, columns, rows, sql``);
+}
+
 export async function insertRows(db: Kysely<any>, table: string, columns: readonly Column[], rows: readonly unknown[][]): Promise<void> {
-  if (rows.length === 0) return;
-  await insertRowsQuery(table, columns, rows, sql``).execute(db);
+  await executeWrites(db, [insertRowsWrite(table, columns, rows)]);
+}
+
+/**
+ * Runs writes to different tables as ONE statement (data-modifying CTEs): one round trip, one
+ * parse, however many tables a change touches. The writes see the same snapshot, so none may
+ * depend on another's effect.
+ */
+export async function executeWrites(db: Kysely<any>, writes: readonly (Write | null)[]): Promise<void> {
+  const w = writes.filter((x): x is Write => x !== null);
+  if (w.length === 0) return;
+  if (w.length === 1) {
+    await w[0].execute(db);
+    return;
+  }
+  await sql`WITH ${sql.join(w.map((q, i) => sql`${sql.raw(`w${i}`)} AS (${q})`))} SELECT 1`.execute(db);
 }
 
 /** With `overridingSystemValue`, identity columns take the given ids. */

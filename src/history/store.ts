@@ -1,6 +1,6 @@
 /** Task history and comments: append-only rows written in the transaction of the change. */
 import type { Kysely } from 'kysely';
-import { insertRows, type Column } from '../db/bulk.js';
+import { executeWrites, insertRowsWrite, type Column, type Write } from '../db/bulk.js';
 
 export interface Actor {
   type: 'mate' | 'user' | 'system';
@@ -35,8 +35,11 @@ const HISTORY_COLUMNS: Column[] = [
 ];
 
 export function insertHistory(db: Kysely<any>, rows: HistoryRow[]): Promise<void> {
-  return insertRows(
-    db,
+  return executeWrites(db, [historyWrite(rows)]);
+}
+
+export function historyWrite(rows: HistoryRow[]): Write | null {
+  return insertRowsWrite(
     'task_history',
     HISTORY_COLUMNS,
     rows.map((r) => [r.tenantId, r.taskId, r.processId, r.at, r.actor.type, r.actor.id, r.actor.name, r.action, r.fromQueue, r.toQueue, r.error, r.reason, r.comment, r.retryCount, r.requestId, r.details ?? null]),
@@ -57,5 +60,9 @@ const COMMENT_COLUMNS: Column[] = [
 ];
 
 export function insertComments(db: Kysely<any>, rows: CommentRow[]): Promise<void> {
-  return insertRows(db, 'task_comments', COMMENT_COLUMNS, rows.map((r) => [r.tenantId, r.taskId, r.actor.type, r.actor.id, r.actor.name, r.body, r.at]));
+  return executeWrites(db, [commentsWrite(rows)]);
+}
+
+export function commentsWrite(rows: CommentRow[]): Write | null {
+  return insertRowsWrite('task_comments', COMMENT_COLUMNS, rows.map((r) => [r.tenantId, r.taskId, r.actor.type, r.actor.id, r.actor.name, r.body, r.at]));
 }

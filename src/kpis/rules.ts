@@ -1,7 +1,7 @@
 /** The four KPI rules of product §6: entries and seconds saved logged for a hand-back or a run. */
 import type { Kysely } from 'kysely';
 import type { KpiSettings } from '../db/types.js';
-import { insertRows, type Column } from '../db/bulk.js';
+import { executeWrites, insertRowsWrite, type Column, type Write } from '../db/bulk.js';
 
 export type KpiOutcomeName = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
 
@@ -55,5 +55,9 @@ const COLUMNS: Column[] = [
 ];
 
 export function insertKpiEvents(db: Kysely<any>, rows: KpiEventRow[]): Promise<void> {
-  return insertRows(db, 'kpi_events', COLUMNS, rows.map((r) => [r.tenantId, r.processId, r.taskId, r.runId, r.mateId, r.at, r.outcome, r.entries, r.secondsSaved]));
+  return executeWrites(db, [kpiEventsWrite(rows)]);
+}
+
+export function kpiEventsWrite(rows: KpiEventRow[]): Write | null {
+  return insertRowsWrite('kpi_events', COLUMNS, rows.map((r) => [r.tenantId, r.processId, r.taskId, r.runId, r.mateId, r.at, r.outcome, r.entries, r.secondsSaved]));
 }

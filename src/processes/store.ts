@@ -26,6 +26,8 @@ export interface ProcessDef {
   kpi: KpiSettings;
   runTimeoutSeconds: number;
   failureAt: Date | null;
+  /** last activity of the process's open run, if one is open */
+  openRunActivityAt: Date | null;
   fields: ProcessField[];
 }
 
@@ -48,7 +50,8 @@ async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<
           'name', f.name, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
           'isUnique', f.is_unique, 'options', f.options, 'defaultValue', f.default_value)
         ORDER BY f.position)
-        FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields
+        FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields,
+      (SELECT r.last_activity_at FROM runs r WHERE r.tenant_id = p.tenant_id AND r.process_id = p.id AND r.finished_at IS NULL) AS open_run_activity_at
     FROM processes p
     WHERE p.tenant_id = ${tenantId} AND ${match}`.execute(db);
   const r = rows[0];
@@ -73,6 +76,7 @@ async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<
     kpi: r.kpi,
     runTimeoutSeconds: r.run_timeout_seconds,
     failureAt: r.failure_at,
+    openRunActivityAt: r.open_run_activity_at,
     fields: r.fields,
   };
 }

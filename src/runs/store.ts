@@ -1,5 +1,6 @@
 /** Runs: at most one open run per process (a partial unique index enforces it). */
 import { sql, type Kysely } from 'kysely';
+import type { Write } from '../db/bulk.js';
 
 export interface RunRow {
   id: number;
@@ -45,13 +46,13 @@ export async function finishRun(db: Kysely<any>, tenantId: number, runId: number
     WHERE tenant_id = ${tenantId} AND id = ${runId}`.execute(db);
 }
 
-/** Adds hand-back outcomes to runs' counters: one statement for any number of runs. */
-export async function addRunCounts(db: Kysely<any>, tenantId: number, counts: Map<number, { Solved: number; Manual: number; Error: number; Retry: number }>, now: Date): Promise<void> {
-  if (counts.size === 0) return;
+/** Adds hand-back outcomes to runs' counters: one write for any number of runs. */
+export function runCountsWrite(tenantId: number, counts: Map<number, { Solved: number; Manual: number; Error: number; Retry: number }>, now: Date): Write | null {
+  if (counts.size === 0) return null;
   const ids = [...counts.keys()];
   const c = [...counts.values()];
-  await sql`UPDATE runs r SET solved_count = r.solved_count + v.s, manual_count = r.manual_count + v.m,
+  return sql`UPDATE runs r SET solved_count = r.solved_count + v.s, manual_count = r.manual_count + v.m,
       error_count = r.error_count + v.e, retry_count = r.retry_count + v.r, last_activity_at = GREATEST(r.last_activity_at, ${now})
     FROM unnest(${ids}::bigint[], ${c.map((x) => x.Solved)}::int[], ${c.map((x) => x.Manual)}::int[], ${c.map((x) => x.Error)}::int[], ${c.map((x) => x.Retry)}::int[]) AS v(id, s, m, e, r)
-    WHERE r.tenant_id = ${tenantId} AND r.id = v.id`.execute(db);
+    WHERE r.tenant_id = ${tenantId} AND r.id = v.id`;
 }

@@ -4,19 +4,20 @@
  * change, its history row, its comment, its KPI event and its run counters commit together.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { executeWrites } from '../db/bulk.js';
 import type { Database } from '../db/types.js';
 import { AppError, type ErrorCode, type FieldProblem } from '../lib/errors.js';
 import type { ProcessDef } from '../processes/store.js';
 import { closedReason, type DummyReason } from '../processes/gate.js';
 import { validateTaskData } from '../processes/task-data.js';
 import { parseDateTimeInput } from '../lib/time.js';
-import { insertHistory, insertComments, type Actor, type HistoryRow, type CommentRow, SYSTEM_ACTOR } from '../history/store.js';
-import { computeKpi, insertKpiEvents, type KpiEventRow, type KpiOverrides } from '../kpis/rules.js';
-import { openOrResumeRun, closeOpenRun, addRunCounts } from '../runs/store.js';
+import { insertHistory, insertComments, historyWrite, commentsWrite, type Actor, type HistoryRow, type CommentRow, SYSTEM_ACTOR } from '../history/store.js';
+import { computeKpi, kpiEventsWrite, type KpiEventRow, type KpiOverrides } from '../kpis/rules.js';
+import { openOrResumeRun, closeOpenRun, runCountsWrite } from '../runs/store.js';
 import { transition, type HandBackAction, type Queue } from './state-machine.js';
 import {
-  insertTasks, findUniqueKeyOwners, pickReadyTasks, lockTasks, selectTasksForUpdate, applyTaskChanges, toChange,
-  pickExpiredLocks, type TaskRow, type NewTask, type TaskChange, type LockedTaskRow,
+  insertTasks, findUniqueKeyOwners, takeTasks, compareTakeOrder, selectTasksForUpdate, taskChangesWrite, toChange,
+  pickExpiredLocks, type TaskRow, type NewTask, type TaskChange, type LockedTaskRow, type TakeSlot,
 } from './store.js';
 
 /** Who is calling, and when. */
@@ -192,53 +193,38 @@ export interface TakeRequest {
 export type TakeResult = { tasks: TaskRow[]; runId: number } | { dummy: DummyReason; message: string };
 
 /**
- * Serves any number of take requests on one process in one transaction: one SKIP LOCKED pick for
- * all of them, one locking UPDATE, one history insert. Requests are served in order.
+ * Serves any number of take requests on one process with one statement (takeTasks): one SKIP
+ * LOCKED pick for all of them, the run opened or resumed, every lock and history row written.
+ * Requests are served in order; each caller's tasks come back in take order.
  */
 export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, requests: TakeRequest[]): Promise<TakeResult[]> {
-  const now = requests[0].call.now;
-  const tz = requests[0].call.timeZone;
-  return db.transaction().execute(async (trx) => {
-    await clearFailureIn(trx, proc, requests[0].call);
-    const closed = await closedReason(trx, proc, now, tz);
-    if (closed) return requests.map(() => ({ dummy: closed.code, message: closed.message }));
-    const total = requests.reduce((n, r) => n + r.count, 0);
-    const ids = await pickReadyTasks(trx, proc.tenantId, proc.id, proc.deadlinesEnabled, now, total);
-    const assigned: number[][] = [];
-    let next = 0;
-    for (const r of requests) {
-      assigned.push(ids.slice(next, next + r.count));
-      next += r.count;
+  const { now, timeZone } = requests[0].call;
+  await clearFailureIn(db, proc, requests[0].call);
+  const closed = await closedReason(db, proc, now, timeZone);
+  if (closed) return requests.map(() => ({ dummy: closed.code, message: closed.message }));
+  // an open run idle past runTimeoutSeconds ends here, so that this take starts a new one
+  if (proc.openRunActivityAt && now.getTime() - proc.openRunActivityAt.getTime() > proc.runTimeoutSeconds * 1000) {
+    await closeOpenRun(db, proc.tenantId, proc.id, now, 'timeout');
+  }
+  transition('take', {});
+  const slots: TakeSlot[] = requests.flatMap((r) => Array.from({ length: r.count }, () => ({ mateId: r.call.mateId, mateName: r.call.mateName, requestId: r.call.requestId })));
+  const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
+  const rows = await takeTasks(db, proc.tenantId, proc.id, proc.deadlinesEnabled, now, until, slots);
+  const bySlot = new Map(rows.map((r) => [r.slot, r]));
+  const order = compareTakeOrder(proc.deadlinesEnabled);
+  let slot = 0;
+  const results: TakeResult[] = requests.map((r) => {
+    const mine: TaskRow[] = [];
+    for (let i = 0; i < r.count; i++) {
+      const row = bySlot.get(++slot);
+      if (row) mine.push(row);
     }
-    const takers = requests.filter((_, i) => assigned[i].length > 0);
-    if (takers.length === 0) {
-      await closeOpenRun(trx, proc.tenantId, proc.id, now, 'emptyQueue');
-      return requests.map(() => ({ dummy: 'queue_empty' as const, message: 'No task is ready' }));
-    }
-    transition('take', {});
-    const runId = await openOrResumeRun(trx, proc.tenantId, proc.id, [...new Set(takers.map((r) => r.call.mateId))], now, proc.runTimeoutSeconds);
-    const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
-    const flatIds = assigned.flat();
-    const mateIds = requests.flatMap((r, i) => assigned[i].map(() => r.call.mateId));
-    const rows = await lockTasks(trx, proc.tenantId, flatIds, mateIds, until, runId, now);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    await insertHistory(
-      trx,
-      requests.flatMap((r, i) =>
-        assigned[i].map((id) => ({
-          tenantId: proc.tenantId, taskId: id, processId: proc.id, at: now, actor: mateActor(r.call), action: 'Taken',
-          fromQueue: 'Ready', toQueue: 'Ready', error: false, reason: null, comment: null,
-          retryCount: byId.get(id)!.retry_count, requestId: r.call.requestId, details: { runId, lockedUntil: until.toISOString() },
-        })),
-      ),
-    );
-    // callers left without a task: the queue ran dry, so the run closes, as it would had they come one by one
-    if (takers.length < requests.length) await closeOpenRun(trx, proc.tenantId, proc.id, now, 'emptyQueue');
-    const results: TakeResult[] = requests.map((_, i) =>
-      assigned[i].length ? { tasks: assigned[i].map((id) => byId.get(id)!), runId } : { dummy: 'queue_empty' as const, message: 'No task is ready' },
-    );
-    return results;
+    return mine.length ? { tasks: mine.sort(order), runId: mine[0].run_id! } : { dummy: 'queue_empty' as const, message: 'No task is ready' };
   });
+  // a caller left without a task: the queue is empty, so the run closes (as it would had the
+  // callers come one by one)
+  if (results.some((r) => 'dummy' in r)) await closeOpenRun(db, proc.tenantId, proc.id, now, 'emptyQueue');
+  return results;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,14 +334,17 @@ export async function handBack(db: Kysely<Database>, items: HandBackItem[]): Pro
       results.push({ ok: true, taskId: row.id, queue, error: t.to.error, message });
     }
     const now = items[0].call.now;
-    await applyTaskChanges(trx, tenantId, [...changes.values()], now);
-    await insertHistory(trx, history);
-    await insertComments(trx, comments);
-    await insertKpiEvents(trx, kpis);
-    await addRunCounts(trx, tenantId, runCounts, now);
-    for (const processId of failureProcesses.keys()) {
-      await sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${tenantId} AND id = ${processId}`.execute(trx);
-    }
+    // every write of the batch in one statement
+    await executeWrites(trx, [
+      taskChangesWrite(tenantId, [...changes.values()], now),
+      historyWrite(history),
+      commentsWrite(comments),
+      kpiEventsWrite(kpis),
+      runCountsWrite(tenantId, runCounts, now),
+      failureProcesses.size
+        ? sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${tenantId} AND id = ANY(${[...failureProcesses.keys()]}::bigint[])`
+        : null,
+    ]);
     return results;
   });
 }
@@ -395,14 +384,16 @@ export async function updateTask(
     const t = transition('update', { requiredMissing: row.queue === 'NeedsData' ? r.missingRequired.length > 0 : undefined });
     const queue = t.to.queue === 'unchanged' ? row.queue : (t.to.queue as Queue);
     const lockedUntil = heldByMe ? new Date(Math.max(row.locked_until!.getTime(), call.now.getTime() + proc.lockTimeoutSeconds * 1000)) : row.locked_until;
-    await applyTaskChanges(trx, call.tenantId, [{ ...toChange(row), queue, data, uniqueKey, lockedUntil }], call.now);
     const comment = r.reserved.comment ?? null;
     const actor = mateActor(call);
-    await insertHistory(trx, [{
-      tenantId: call.tenantId, taskId, processId: row.process_id, at: call.now, actor, action: 'Updated', fromQueue: row.queue, toQueue: queue,
-      error: row.error, reason: row.reason, comment, retryCount: row.retry_count, requestId: call.requestId, details: { fields: Object.keys(r.values) },
-    }]);
-    if (comment) await insertComments(trx, [{ tenantId: call.tenantId, taskId, actor, body: comment, at: call.now }]);
+    await executeWrites(trx, [
+      taskChangesWrite(call.tenantId, [{ ...toChange(row), queue, data, uniqueKey, lockedUntil }], call.now),
+      historyWrite([{
+        tenantId: call.tenantId, taskId, processId: row.process_id, at: call.now, actor, action: 'Updated', fromQueue: row.queue, toQueue: queue,
+        error: row.error, reason: row.reason, comment, retryCount: row.retry_count, requestId: call.requestId, details: { fields: Object.keys(r.values) },
+      }]),
+      comment ? commentsWrite([{ tenantId: call.tenantId, taskId, actor, body: comment, at: call.now }]) : null,
+    ]);
     if (row.failure_at) await clearFailureIn(trx, proc, call);
     const moved = queue !== row.queue ? `; it moved to ${queue}` : '';
     return { ok: true, message: `Task ${taskId} updated${moved}`, row: { ...row, queue, data, locked_until: lockedUntil } };
@@ -418,12 +409,14 @@ export async function extendLock(db: Kysely<Database>, call: MateCall, taskId: n
     transition('extendLock', {});
     const lease = (seconds ?? row.lock_timeout_seconds) * 1000;
     const lockedUntil = new Date(Math.max(row.locked_until!.getTime(), call.now.getTime() + lease));
-    await applyTaskChanges(trx, call.tenantId, [{ ...toChange(row), lockedUntil }], call.now);
-    await insertHistory(trx, [{
-      tenantId: call.tenantId, taskId, processId: row.process_id, at: call.now, actor: mateActor(call), action: 'Lock extended', fromQueue: row.queue,
-      toQueue: row.queue, error: row.error, reason: row.reason, comment: null, retryCount: row.retry_count, requestId: call.requestId,
-      details: { lockedUntil: lockedUntil.toISOString() },
-    }]);
+    await executeWrites(trx, [
+      taskChangesWrite(call.tenantId, [{ ...toChange(row), lockedUntil }], call.now),
+      historyWrite([{
+        tenantId: call.tenantId, taskId, processId: row.process_id, at: call.now, actor: mateActor(call), action: 'Lock extended', fromQueue: row.queue,
+        toQueue: row.queue, error: row.error, reason: row.reason, comment: null, retryCount: row.retry_count, requestId: call.requestId,
+        details: { lockedUntil: lockedUntil.toISOString() },
+      }]),
+    ]);
     return { ok: true, message: `Lock on task ${taskId} extended`, row: { ...row, locked_until: lockedUntil } };
   });
 }
@@ -459,8 +452,7 @@ export async function sweepExpiredLocks(db: Kysely<Database>, now: Date, limit =
           details: { formerHolderMateId: row.locked_by_mate_id, lockedUntil: row.locked_until?.toISOString() ?? null },
         });
       }
-      await applyTaskChanges(trx, tenantId, changes, now);
-      await insertHistory(trx, history);
+      await executeWrites(trx, [taskChangesWrite(tenantId, changes, now), historyWrite(history)]);
     }
     return expired.length;
   });

@@ -3,7 +3,7 @@
  * serves any number of tasks or callers, so concurrent calls can share database work.
  */
 import { sql, type Kysely } from 'kysely';
-import { insertRowsQuery, type Column } from '../db/bulk.js';
+import { insertRowsQuery, type Column, type Write } from '../db/bulk.js';
 import type { Queue } from './state-machine.js';
 
 export interface TaskRow {
@@ -72,32 +72,75 @@ export async function findUniqueKeyOwners(db: Kysely<any>, tenantId: number, pro
   return new Map(rows.map((r) => [r.unique_key, r.id]));
 }
 
-/**
- * Picks up to `limit` free Ready tasks in take order and locks their rows (SKIP LOCKED: concurrent
- * takers never wait for or get the same row). The ORDER BY matches tasks_take_idx /
- * tasks_take_deadline_idx exactly.
- */
-export async function pickReadyTasks(db: Kysely<any>, tenantId: number, processId: number, deadlines: boolean, now: Date, limit: number): Promise<number[]> {
-  const order = deadlines ? sql`urgent DESC, deadline ASC NULLS LAST, queue_position, id` : sql`urgent DESC, queue_position, id`;
-  const { rows } = await sql<{ id: number }>`SELECT id FROM tasks
-    WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
-      AND deleted_at IS NULL AND activation_date <= ${now}
-    ORDER BY ${order}
-    LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`.execute(db);
-  return rows.map((r) => r.id);
+const takeOrder = (deadlines: boolean) => (deadlines ? sql`urgent DESC, deadline ASC NULLS LAST, queue_position, id` : sql`urgent DESC, queue_position, id`);
+
+/** Orders task rows as the take query does (urgent, deadline when enabled, queue position, id). */
+export function compareTakeOrder(deadlines: boolean): (a: TaskRow, b: TaskRow) => number {
+  return (a, b) =>
+    Number(b.urgent) - Number(a.urgent) ||
+    (deadlines ? (a.deadline?.getTime() ?? Infinity) - (b.deadline?.getTime() ?? Infinity) : 0) ||
+    a.queue_position.getTime() - b.queue_position.getTime() ||
+    a.id - b.id;
 }
 
-/** Locks the given tasks for their takers: one statement for any number of (task, Mate) pairs. */
-export async function lockTasks(db: Kysely<any>, tenantId: number, ids: number[], mateIds: number[], until: Date, runId: number, now: Date): Promise<TaskRow[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await sql<TaskRow>`UPDATE tasks t SET locked_by_mate_id = v.mate_id, locked_until = ${until}, run_id = ${runId},
-      expired_lock_mate_id = NULL, updated_at = ${now}
-    FROM unnest(${ids}::bigint[], ${mateIds}::bigint[]) AS v(id, mate_id)
-    WHERE t.tenant_id = ${tenantId} AND t.id = v.id
-    RETURNING t.*`.execute(db);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => byId.get(id)!);
+export interface TakeSlot {
+  mateId: number;
+  mateName: string;
+  requestId: string | null;
+}
+
+/**
+ * Takes up to one task per slot in ONE statement: picks free Ready tasks in take order with
+ * FOR UPDATE SKIP LOCKED (concurrent takers never wait for or get the same row; the ORDER BY is
+ * exactly tasks_take_idx / tasks_take_deadline_idx), opens or resumes the process's run and adds
+ * the takers to it, locks each task for its slot's Mate, and writes the history rows. Slot i gets
+ * the i-th task picked. Returns the locked rows with their slot (1-based); none when nothing was
+ * free (then no run is opened).
+ */
+export async function takeTasks(
+  db: Kysely<any>, tenantId: number, processId: number, deadlines: boolean, now: Date, until: Date, slots: TakeSlot[],
+): Promise<(TaskRow & { slot: number })[]> {
+  const { rows } = await sql<TaskRow & { slot: number }>`
+    WITH picked AS (
+      SELECT id FROM tasks
+      WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
+        AND deleted_at IS NULL AND activation_date <= ${now}
+      ORDER BY ${takeOrder(deadlines)}
+      LIMIT ${slots.length}
+      FOR UPDATE SKIP LOCKED
+    ),
+    numbered AS (SELECT id, row_number() OVER () AS rn FROM picked),
+    slots AS (
+      SELECT * FROM unnest(${slots.map((s) => s.mateId)}::bigint[], ${slots.map((s) => s.mateName)}::text[], ${slots.map((s) => s.requestId)}::text[])
+        WITH ORDINALITY AS s(mate_id, mate_name, request_id, rn)
+    ),
+    run AS (
+      INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
+      SELECT ${tenantId}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
+      WHERE EXISTS (SELECT 1 FROM picked)
+      ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
+      DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
+        mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m)
+      RETURNING id
+    ),
+    locked AS (
+      UPDATE tasks t SET locked_by_mate_id = s.mate_id, locked_until = ${until}, run_id = (SELECT id FROM run),
+        expired_lock_mate_id = NULL, updated_at = ${now}
+      FROM numbered n JOIN slots s ON s.rn = n.rn
+      WHERE t.tenant_id = ${tenantId} AND t.id = n.id
+      RETURNING t.*, s.rn AS slot, s.mate_name, s.request_id
+    ),
+    history AS (
+      INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue, error, retry_count, request_id, details)
+      SELECT l.tenant_id, l.id, l.process_id, ${now}, 'mate', l.locked_by_mate_id, l.mate_name, 'Taken', 'Ready', 'Ready', false, l.retry_count, l.request_id,
+        jsonb_build_object('runId', l.run_id, 'lockedUntil', ${until.toISOString()}::text)
+      FROM locked l
+    )
+    SELECT * FROM locked`.execute(db);
+  return rows.map((r) => {
+    const { mate_name: _n, request_id: _r, ...row } = r as TaskRow & { slot: number; mate_name?: string; request_id?: string };
+    return { ...row, slot: Number(row.slot) };
+  });
 }
 
 export interface LockedTaskRow extends TaskRow {
@@ -137,11 +180,11 @@ export interface TaskChange {
 }
 
 /** Writes the new state of any number of tasks in one statement. */
-export async function applyTaskChanges(db: Kysely<any>, tenantId: number, changes: TaskChange[], now: Date): Promise<void> {
-  if (changes.length === 0) return;
+export function taskChangesWrite(tenantId: number, changes: TaskChange[], now: Date): Write | null {
+  if (changes.length === 0) return null;
   const col = <T>(f: (c: TaskChange) => T) => changes.map(f);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  await sql`UPDATE tasks t SET queue = v.queue, error = v.error, reason = v.reason, retry_count = v.retry_count,
+  return sql`UPDATE tasks t SET queue = v.queue, error = v.error, reason = v.reason, retry_count = v.retry_count,
       activation_date = v.activation_date, queue_position = v.queue_position, data = v.data::jsonb, unique_key = v.unique_key,
       locked_by_mate_id = v.locked_by_mate_id, locked_until = v.locked_until, run_id = v.run_id,
       expired_lock_mate_id = v.expired_lock_mate_id, updated_at = ${now}
@@ -151,7 +194,7 @@ export async function applyTaskChanges(db: Kysely<any>, tenantId: number, change
       ${col((c) => c.lockedByMateId)}::bigint[], ${col((c) => iso(c.lockedUntil))}::timestamptz[], ${col((c) => c.runId)}::bigint[],
       ${col((c) => c.expiredLockMateId)}::bigint[])
       AS v(id, queue, error, reason, retry_count, activation_date, queue_position, data, unique_key, locked_by_mate_id, locked_until, run_id, expired_lock_mate_id)
-    WHERE t.tenant_id = ${tenantId} AND t.id = v.id`.execute(db);
+    WHERE t.tenant_id = ${tenantId} AND t.id = v.id`;
 }
 
 export function toChange(r: TaskRow): TaskChange {
