@@ -321,6 +321,42 @@ test('lock expiry at the retry limit: recovered as an Error', async () => {
   assert.equal((await history(id)).at(-1).reason, 'Lock expired; Retry limit reached: converted to Error');
 });
 
+test('runs: an idle run past runTimeoutSeconds is closed; the next take opens a new one', async () => {
+  const pk = await freshProcess({ run_timeout_seconds: 600 });
+  await mate.create(pk, { key: 'a', amount: 1 });
+  await mate.create(pk, { key: 'b', amount: 1 });
+  const first = await mate.takeNext(pk);
+  clock.advance(300);
+  assert.equal((await mate.get(`/api/StartOrGetRun/${pk}`)).body.runId, first.runId, 'within the timeout the run is resumed');
+  clock.advance(601);
+  const second = await mate.takeNext(pk);
+  assert.ok(second.taskId > 0);
+  assert.notEqual(second.runId, first.runId, 'a new run after the idle timeout');
+  const old = await sql<{ finish_reason: string }>`SELECT finish_reason FROM runs WHERE id = ${first.runId}`.execute(t.store.db);
+  assert.equal(old.rows[0].finish_reason, 'timeout');
+  // the sweeper closes idle runs nobody touches again
+  clock.advance(601);
+  const swept = await sweepOnce(t.store, clock.now());
+  assert.ok(swept.runsClosed >= 1);
+  const closed = await sql<{ finish_reason: string }>`SELECT finish_reason FROM runs WHERE id = ${second.runId}`.execute(t.store.db);
+  assert.equal(closed.rows[0].finish_reason, 'timeout');
+});
+
+test("every Mate call records the Mate's last contact (written at most every 10 s)", async () => {
+  const contact = async () => (await sql<{ last_contact_at: Date | null }>`SELECT last_contact_at FROM mates WHERE id = ${tenant.mateId}`.execute(t.store.db)).rows[0].last_contact_at;
+  clock.advance(11);
+  const pk = await freshProcess();
+  await mate.get(`/api/OkToRun/${pk}`);
+  const at = clock.now().getTime();
+  assert.equal((await contact())?.getTime(), at);
+  clock.advance(5);
+  await mate.get(`/api/GetRules/${pk}`);
+  assert.equal((await contact())?.getTime(), at, 'not written again within 10 s');
+  clock.advance(6);
+  await mate.get(`/api/TakeNext/${pk}`);
+  assert.equal((await contact())?.getTime(), clock.now().getTime());
+});
+
 test('the tests above walked every row of the state-machine table', () => {
   const missed = TRANSITIONS.filter((row) => !rowsTaken.get(row)).map((r) => `${r.action}: ${r.condition}`);
   assert.deepEqual(missed, []);

@@ -466,7 +466,8 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
             return p;
           },
         };
-        void touchMate(req.server.store.db, call).catch((err) => req.log.warn({ err }, 'could not record the Mate\'s last contact'));
+        // a write at most every 10 s per Mate (runs/service.ts), so awaiting it costs next to nothing
+        await touchMate(req.server.store.db, call).catch((err) => req.log.warn({ err }, 'could not record the Mate\'s last contact'));
         const answer = await route.handler(ctx);
         return send(reply, answer.status ?? 200, answer.body, answer.headers);
       },
