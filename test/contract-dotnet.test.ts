@@ -25,6 +25,7 @@
  * number, and ActivationDate, and Comment null) → FinishRun(RunId) after TakeNext closed the run;
  * on an exception, Failure(processKey, "Got Exception with msg: … // stackTrace: …").
  */
+import { readTask, readComments } from './helpers/rows.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -132,15 +133,9 @@ async function freshPk(patch: ProcessSettingsPatch = {}): Promise<string> {
   return key;
 }
 
-async function taskRow(id: number) {
-  const { rows } = await sql<any>`SELECT * FROM tasks WHERE id = ${id}`.execute(t.store.db);
-  return rows[0];
-}
+const taskRow = (id: number) => readTask(t.store.db, id);
 
-async function comments(id: number): Promise<string[]> {
-  const { rows } = await sql<{ body: string }>`SELECT body FROM task_comments WHERE task_id = ${id} ORDER BY id`.execute(t.store.db);
-  return rows.map((r) => r.body);
-}
+const comments = (id: number) => readComments(t.store.db, id);
 
 /** JsonConvert.DeserializeObject<AnymateTask>: long TaskId and long RunId must not be null. */
 function asAnymateTask(body: any): { TaskId: number; Reason: string | null; RunId: number; ProcessKey: string } {

@@ -17,6 +17,7 @@
  * TakeMany, Return and the *Async endpoints are not in the stored client version; they follow
  * mate-api §7.6, §7.12, §7.13 and models.py's AnymateReturnTaskAction.
  */
+import { readTask } from './helpers/rows.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -107,10 +108,7 @@ async function freshPk(): Promise<string> {
   return key;
 }
 
-async function taskRow(id: number) {
-  const { rows } = await sql<any>`SELECT * FROM tasks WHERE id = ${id}`.execute(t.store.db);
-  return rows[0];
-}
+const taskRow = (id: number) => readTask(t.store.db, id);
 
 /** create_task: AnymateResponse(**result) plus the id. */
 async function createOne(pk: string, data: Record<string, unknown>): Promise<number> {

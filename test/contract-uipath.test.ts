@@ -22,6 +22,7 @@
  * - Get Rules parses the answer as a JObject; GetListFromJson reads a key (ignoring case) as
  *   List<string>, GetTableFromJson as List<Dictionary<string, object>>.
  */
+import { readTask, readComments } from './helpers/rows.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -108,15 +109,9 @@ async function freshPk(): Promise<string> {
   return key;
 }
 
-async function taskRow(id: number) {
-  const { rows } = await sql<any>`SELECT * FROM tasks WHERE id = ${id}`.execute(t.store.db);
-  return rows[0];
-}
+const taskRow = (id: number) => readTask(t.store.db, id);
 
-async function comments(id: number): Promise<string[]> {
-  const { rows } = await sql<{ body: string }>`SELECT body FROM task_comments WHERE task_id = ${id} ORDER BY id`.execute(t.store.db);
-  return rows.map((r) => r.body);
-}
+const comments = (id: number) => readComments(t.store.db, id);
 
 /** Create Task with a DictPayload: ApiCreateTaskResponse {Succeeded, Message, TaskId}. */
 async function createTask(pk: string, payload: Record<string, string>): Promise<Wire> {

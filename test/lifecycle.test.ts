@@ -1,4 +1,5 @@
 /** Every row of the state-machine table (src/tasks/state-machine.ts), over HTTP. */
+import { readTask } from './helpers/rows.js';
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -41,10 +42,7 @@ async function setProcess(key: string, patch: ProcessSettingsPatch) {
   await updateProcessSettings(t.store.db, tenant.tenantId, p.id, patch);
 }
 
-async function taskRow(id: number) {
-  const { rows } = await sql<any>`SELECT * FROM tasks WHERE id = ${id}`.execute(t.store.db);
-  return rows[0];
-}
+const taskRow = (id: number) => readTask(t.store.db, id);
 
 async function history(id: number) {
   const { rows } = await sql<any>`SELECT action, from_queue, to_queue, error, reason, details, actor_type FROM task_history WHERE task_id = ${id} ORDER BY id`.execute(t.store.db);
