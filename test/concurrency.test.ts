@@ -9,7 +9,7 @@ import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
-import { seedTenant, type SeededTenant } from './helpers/seed.js';
+import { seedTenant } from './helpers/seed.js';
 import { getToken } from './helpers/mate.js';
 import { DATABASE_URL } from './helpers/db.js';
 

@@ -9,7 +9,6 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { getToken } from './helpers/mate.js';
 import { ManualClock } from '../src/lib/clock.js';
-import { createProcess } from '../src/processes/service.js';
 import { createMate } from '../src/accounts/service.js';
 import { changeMatePassword } from '../src/auth/revocation.js';
 import { PK_FIELDS, PK_TASK_KEYS, send, assertKeys, assertResponse, type Wire } from './helpers/contract.js';

@@ -101,7 +101,7 @@ export class RevocationCache {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
     this.tenants = new StateCache(clock, (clientId) => loadTenantState(db, clientId, clock.now()));
     this.mates = new StateCache(clock, (key) => {

@@ -53,13 +53,6 @@ interface RouteDef {
   handler: (ctx: Ctx) => Promise<Answer>;
 }
 
-/** Marks an error that carries the body to send as is (e.g. a stored idempotent answer). */
-class ReadyAnswer extends Error {
-  constructor(readonly answer: Answer) {
-    super('answer');
-  }
-}
-
 const JSON_TYPE = /^application\/(?:json|[a-z0-9.+-]+\+json)\s*(?:;.*)?$/i;
 const MAX_CREATE_ITEMS = 10_000;
 const MAX_RETURN_ITEMS = 1_000;
@@ -410,7 +403,6 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
     if (req.is404) return send(reply, 404, { succeeded: false, message: `No Mate API endpoint ${req.method} ${req.url.split('?')[0]}`, code: 'route_not_found', requestId: req.id });
     const route = req.routeOptions?.config?.mateRoute;
     const processKey = decodedProcessKey(req);
-    if (err instanceof ReadyAnswer) return send(reply, err.answer.status ?? 200, err.answer.body, err.answer.headers);
     if (err instanceof Refusal) return send(reply, 200, refusalBody(route, processKey, req, err.code, err.message, err.problems, err.extra));
     if (err instanceof AppError) {
       const status = statusFor(err.code);

@@ -12,7 +12,7 @@ import { clearFailureIn, type MateCall } from '../tasks/service.js';
 export async function startOrGetRun(db: Kysely<Database>, call: MateCall, proc: ProcessDef): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const runId = await openOrResumeRun(trx, call.tenantId, proc.id, [call.mateId], call.now, proc.runTimeoutSeconds);
-    await clearFailureIn(trx, proc, call);
+    await clearFailureIn(trx, proc);
     return runId;
   });
 }

@@ -3,7 +3,7 @@
  * sweeper that recovers expired leases. Each operation is one transaction in which the task
  * change, its history row, its comment, its KPI event and its run counters commit together.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { executeWrites } from '../db/bulk.js';
 import type { Database } from '../db/types.js';
 import { AppError, type ErrorCode, type FieldProblem } from '../lib/errors.js';
@@ -178,7 +178,7 @@ export async function createAndTakeIn(
   const { history, comments } = creationRows(call, [row], [prepared], 'Created and taken');
   await insertHistory(trx, history);
   await insertComments(trx, comments);
-  await clearFailureIn(trx, proc, call);
+  await clearFailureIn(trx, proc);
   return { task: row, runId };
 }
 
@@ -199,7 +199,7 @@ export type TakeResult = { tasks: TaskRow[]; runId: number } | { dummy: DummyRea
  */
 export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, requests: TakeRequest[]): Promise<TakeResult[]> {
   const { now, timeZone } = requests[0].call;
-  await clearFailureIn(db, proc, requests[0].call);
+  await clearFailureIn(db, proc);
   const closed = await closedReason(db, proc, now, timeZone);
   if (closed) return requests.map(() => ({ dummy: closed.code, message: closed.message }));
   // an open run idle past runTimeoutSeconds ends here, so that this take starts a new one
@@ -394,7 +394,7 @@ export async function updateTask(
       }]),
       comment ? commentsWrite([{ tenantId: call.tenantId, taskId, actor, body: comment, at: call.now }]) : null,
     ]);
-    if (row.failure_at) await clearFailureIn(trx, proc, call);
+    await clearFailureIn(trx, proc);
     const moved = queue !== row.queue ? `; it moved to ${queue}` : '';
     return { ok: true, message: `Task ${taskId} updated${moved}`, row: { ...row, queue, data, locked_until: lockedUntil } };
   });
@@ -461,9 +461,8 @@ export async function sweepExpiredLocks(db: Kysely<Database>, now: Date, limit =
 // ---------------------------------------------------------------------------------------------
 
 /** Clears a process's Failure state (product §7) when it is set. */
-export async function clearFailureIn(db: Kysely<any>, proc: ProcessDef, _call: MateCall): Promise<void> {
+export async function clearFailureIn(db: Kysely<any>, proc: ProcessDef): Promise<void> {
   if (!proc.failureAt) return;
   await sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${proc.tenantId} AND id = ${proc.id}`.execute(db);
 }
 
-export type { Transaction };
