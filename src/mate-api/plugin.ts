@@ -11,7 +11,8 @@ import { authenticateMate, authErrorHeaders, type MateContext } from '../auth/au
 import { statusFor } from './errors.js';
 import { taskObject, dummyTask } from './task-object.js';
 import { getKey, readInteger, readOptionalText, readComment } from '../lib/values.js';
-import { loadProcessByKey, loadProcessById, type ProcessDef } from '../processes/store.js';
+import { loadProcessById, type ProcessDef } from '../processes/store.js';
+import { cachedProcessByKey } from '../processes/cache.js';
 import { okToRun } from '../processes/gate.js';
 import {
   Refusal, prepareTasks, createTasksIn, createAndTakeIn, handBack, updateTask, extendLock,
@@ -452,7 +453,7 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
           req, mate, call, processKey, body: req.body,
           async process(key = processKey) {
             if (loaded && key === processKey) return loaded;
-            const p = await loadProcessByKey(req.server.store.db, mate.tenantId, key);
+            const p = await cachedProcessByKey(req.server.store.db, mate.tenantId, key);
             if (!p) throw new AppError('process_not_found', `No process with ProcessKey "${key}"`);
             if (key === processKey) loaded = p;
             return p;

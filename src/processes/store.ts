@@ -2,6 +2,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Calendar, Database, KpiSettings, RuleType } from '../db/types.js';
 import type { TaskField } from './task-data.js';
+import { forgetProcesses } from './cache.js';
 
 /** A field of a process, in position order: the shape task data is validated against. */
 export type ProcessField = TaskField;
@@ -26,8 +27,6 @@ export interface ProcessDef {
   kpi: KpiSettings;
   runTimeoutSeconds: number;
   failureAt: Date | null;
-  /** last activity of the process's open run, if one is open */
-  openRunActivityAt: Date | null;
   fields: ProcessField[];
 }
 
@@ -50,8 +49,7 @@ async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<
           'name', f.name, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
           'isUnique', f.is_unique, 'options', f.options, 'defaultValue', f.default_value)
         ORDER BY f.position)
-        FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields,
-      (SELECT r.last_activity_at FROM runs r WHERE r.tenant_id = p.tenant_id AND r.process_id = p.id AND r.finished_at IS NULL) AS open_run_activity_at
+        FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields
     FROM processes p
     WHERE p.tenant_id = ${tenantId} AND ${match}`.execute(db);
   const r = rows[0];
@@ -76,7 +74,6 @@ async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<
     kpi: r.kpi,
     runTimeoutSeconds: r.run_timeout_seconds,
     failureAt: r.failure_at,
-    openRunActivityAt: r.open_run_activity_at,
     fields: r.fields,
   };
 }
@@ -120,4 +117,5 @@ export async function updateProcessSettings(db: Kysely<Database>, tenantId: numb
   if (patch.calendar) values.calendar = JSON.stringify(patch.calendar);
   if (patch.kpi) values.kpi = JSON.stringify(patch.kpi);
   await db.updateTable('processes').set(values as never).where('tenant_id', '=', tenantId).where('id', '=', processId).execute();
+  forgetProcesses(db, tenantId);
 }

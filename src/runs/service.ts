@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { ProcessDef } from '../processes/store.js';
 import { loadRules } from '../processes/store.js';
+import { forgetProcesses } from '../processes/cache.js';
 import type { ErrorCode } from '../lib/errors.js';
 import { computeKpi, insertKpiEvents, type KpiOverrides } from '../kpis/rules.js';
 import { openOrResumeRun, lockRun, finishRun as closeRun } from './store.js';
@@ -53,6 +54,7 @@ export async function reportFailure(db: Kysely<Database>, call: MateCall, proc: 
     await sql`INSERT INTO notifications (tenant_id, process_id, kind, message, mate_id, created_at)
       VALUES (${call.tenantId}, ${proc.id}, 'failure', ${message}, ${call.mateId}, ${call.now})`.execute(trx);
   });
+  forgetProcesses(db, call.tenantId);
 }
 
 /** GetRules: `{processKey, <name>: <typed value>, …}`; unset values are null. */

@@ -16,9 +16,7 @@ export interface RunRow {
  * than the process's runTimeoutSeconds is closed first, so a new one starts.
  */
 export async function openOrResumeRun(db: Kysely<any>, tenantId: number, processId: number, mateIds: number[], now: Date, runTimeoutSeconds: number): Promise<number> {
-  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
-    WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL
-      AND last_activity_at < ${new Date(now.getTime() - runTimeoutSeconds * 1000)}`.execute(db);
+  await closeIdleRun(db, tenantId, processId, now, runTimeoutSeconds);
   const { rows } = await sql<{ id: number }>`
     INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
     VALUES (${tenantId}, ${processId}, ${now}, ${now}, ${mateIds}::bigint[])
@@ -27,6 +25,13 @@ export async function openOrResumeRun(db: Kysely<any>, tenantId: number, process
       mate_ids = ARRAY(SELECT DISTINCT unnest(runs.mate_ids || EXCLUDED.mate_ids) ORDER BY 1)
     RETURNING id`.execute(db);
   return rows[0].id;
+}
+
+/** Closes the process's open run if it has been idle longer than runTimeoutSeconds. */
+export async function closeIdleRun(db: Kysely<any>, tenantId: number, processId: number, now: Date, runTimeoutSeconds: number): Promise<void> {
+  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
+    WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL
+      AND last_activity_at < ${new Date(now.getTime() - runTimeoutSeconds * 1000)}`.execute(db);
 }
 
 /** Closes the open run of a process (an empty TakeNext); no-op when none is open. */

@@ -9,11 +9,12 @@ import type { Database } from '../db/types.js';
 import { AppError, type ErrorCode, type FieldProblem } from '../lib/errors.js';
 import type { ProcessDef } from '../processes/store.js';
 import { closedReason, type DummyReason } from '../processes/gate.js';
+import { forgetProcesses } from '../processes/cache.js';
 import { validateTaskData } from '../processes/task-data.js';
 import { parseDateTimeInput } from '../lib/time.js';
 import { insertHistory, insertComments, historyWrite, commentsWrite, type Actor, type HistoryRow, type CommentRow, SYSTEM_ACTOR } from '../history/store.js';
 import { computeKpi, kpiEventsWrite, type KpiEventRow, type KpiOverrides } from '../kpis/rules.js';
-import { openOrResumeRun, closeOpenRun, runCountsWrite } from '../runs/store.js';
+import { openOrResumeRun, closeOpenRun, closeIdleRun, runCountsWrite } from '../runs/store.js';
 import { transition, type HandBackAction, type Queue } from './state-machine.js';
 import {
   insertTasks, findUniqueKeyOwners, takeTasks, compareTakeOrder, selectTasksForUpdate, taskChangesWrite, toChange,
@@ -203,9 +204,7 @@ export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, req
   const closed = await closedReason(db, proc, now, timeZone);
   if (closed) return requests.map(() => ({ dummy: closed.code, message: closed.message }));
   // an open run idle past runTimeoutSeconds ends here, so that this take starts a new one
-  if (proc.openRunActivityAt && now.getTime() - proc.openRunActivityAt.getTime() > proc.runTimeoutSeconds * 1000) {
-    await closeOpenRun(db, proc.tenantId, proc.id, now, 'timeout');
-  }
+  await closeIdleRun(db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
   transition('take', {});
   const slots: TakeSlot[] = requests.flatMap((r) => Array.from({ length: r.count }, () => ({ mateId: r.call.mateId, mateName: r.call.mateName, requestId: r.call.requestId })));
   const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
@@ -464,5 +463,6 @@ export async function sweepExpiredLocks(db: Kysely<Database>, now: Date, limit =
 export async function clearFailureIn(db: Kysely<any>, proc: ProcessDef): Promise<void> {
   if (!proc.failureAt) return;
   await sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${proc.tenantId} AND id = ${proc.id}`.execute(db);
+  forgetProcesses(db, proc.tenantId);
 }
 
