@@ -306,6 +306,19 @@ test('Failure sets the process state; the next take clears it', async () => {
   assert.notEqual(await state(), null, 'OkToRun does not clear the Failure state');
   await mate.takeNext(pk);
   assert.ok((await state()) === null, 'the take cleared the Failure state');
+  // every Mate action on the process clears it: ExtendLock and a hand-back too
+  await mate.post('/api/Failure', { processKey: pk, message: 'again' });
+  const id = await mate.create(pk, { key: 'f', amount: 1 });
+  await mate.get(`/api/GetRules/${pk}`);
+  assert.equal(await state(), 'again', 'GetRules and CreateTask leave it');
+  const taken = await mate.takeNext(pk);
+  assert.equal(taken.taskId, id);
+  await mate.post('/api/Failure', { processKey: pk, message: 'third' });
+  await mate.post('/api/ExtendLock', { taskId: id });
+  assert.ok((await state()) === null, 'ExtendLock cleared it');
+  await mate.post('/api/Failure', { processKey: pk, message: 'fourth' });
+  await mate.post('/api/Solved', { taskId: id });
+  assert.ok((await state()) === null, 'the hand-back cleared it');
 });
 
 test('lock expiry at the retry limit: recovered as an Error', async () => {

@@ -344,6 +344,7 @@ export async function handBack(db: Kysely<Database>, items: HandBackItem[]): Pro
         ? sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${tenantId} AND id = ANY(${[...failureProcesses.keys()]}::bigint[])`
         : null,
     ]);
+    if (failureProcesses.size) forgetProcesses(db, tenantId);
     return results;
   });
 }
@@ -415,7 +416,9 @@ export async function extendLock(db: Kysely<Database>, call: MateCall, taskId: n
         toQueue: row.queue, error: row.error, reason: row.reason, comment: null, retryCount: row.retry_count, requestId: call.requestId,
         details: { lockedUntil: lockedUntil.toISOString() },
       }]),
+      row.failure_at ? sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${call.tenantId} AND id = ${row.process_id}` : null,
     ]);
+    if (row.failure_at) forgetProcesses(db, call.tenantId);
     return { ok: true, message: `Lock on task ${taskId} extended`, row: { ...row, locked_until: lockedUntil } };
   });
 }
