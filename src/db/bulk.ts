@@ -3,6 +3,7 @@
  * lets the take and hand-back paths serve many callers with one statement.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { PREPARED } from './store.js';
 
 export type Column = readonly [name: string, pgType: string];
 
@@ -26,11 +27,12 @@ export async function insertRows(db: Kysely<any>, table: string, columns: readon
 export async function executeWrites(db: Kysely<any>, writes: readonly (Write | null)[]): Promise<void> {
   const w = writes.filter((x): x is Write => x !== null);
   if (w.length === 0) return;
+  // prepared: the texts vary only with which writes are present
   if (w.length === 1) {
-    await w[0].execute(db);
+    await sql`${sql.raw(PREPARED)} ${w[0]}`.execute(db);
     return;
   }
-  await sql`WITH ${sql.join(w.map((q, i) => sql`${sql.raw(`w${i}`)} AS (${q})`))} SELECT 1`.execute(db);
+  await sql`${sql.raw(PREPARED)} WITH ${sql.join(w.map((q, i) => sql`${sql.raw(`w${i}`)} AS (${q})`))} SELECT 1`.execute(db);
 }
 
 /** With `overridingSystemValue`, identity columns take the given ids. */

@@ -3,6 +3,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Calendar, Database, KpiSettings, RuleType } from '../db/types.js';
 import type { TaskField } from './task-data.js';
 import { forgetProcesses } from './cache.js';
+import { PREPARED } from '../db/store.js';
 
 /** A field of a process, in position order: the shape task data is validated against. */
 export type ProcessField = TaskField;
@@ -42,9 +43,12 @@ export function loadProcessById(db: Kysely<any>, tenantId: number, processId: nu
   return loadProcess(db, tenantId, sql`p.id = ${processId}`);
 }
 
+// columns named, not `p.*`: a prepared statement must keep its result type when a migration adds a column
 async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<unknown>): Promise<ProcessDef | null> {
-  const { rows } = await sql<Record<string, any>>`
-    SELECT p.*,
+  const { rows } = await sql<Record<string, any>>`${sql.raw(PREPARED)}
+    SELECT p.tenant_id, p.id, p.process_key, p.name, p.tasks_enabled, p.gate_open, p.calendar, p.deadlines_enabled,
+      p.default_deadline_seconds, p.default_activation_offset_seconds, p.retry_allowed, p.max_retries, p.stop_on_errors,
+      p.error_limit, p.lock_timeout_seconds, p.require_approval, p.kpi, p.run_timeout_seconds, p.failure_at,
       COALESCE((SELECT json_agg(json_build_object(
           'name', f.name, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
           'isUnique', f.is_unique, 'options', f.options, 'defaultValue', f.default_value)

@@ -1,6 +1,7 @@
 /** Runs: at most one open run per process (a partial unique index enforces it). */
 import { sql, type Kysely } from 'kysely';
 import type { Write } from '../db/bulk.js';
+import { PREPARED } from '../db/store.js';
 
 export interface RunRow {
   id: number;
@@ -29,7 +30,7 @@ export async function openOrResumeRun(db: Kysely<any>, tenantId: number, process
 
 /** Closes the process's open run if it has been idle longer than runTimeoutSeconds. */
 export async function closeIdleRun(db: Kysely<any>, tenantId: number, processId: number, now: Date, runTimeoutSeconds: number): Promise<void> {
-  await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
+  await sql`${sql.raw(PREPARED)} UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
     WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL
       AND last_activity_at < ${new Date(now.getTime() - runTimeoutSeconds * 1000)}`.execute(db);
 }

@@ -4,6 +4,18 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { insertRowsQuery, type Column, type Write } from '../db/bulk.js';
+import { PREPARED } from '../db/store.js';
+
+const prepared = sql.raw(PREPARED);
+
+/**
+ * The columns of TaskRow, named: prepared statements must not use `*`, or adding a column in a
+ * migration would break the statements a running server has prepared ("cached plan must not
+ * change result type").
+ */
+const TASK_ROW_COLUMNS = ['tenant_id', 'id', 'process_id', 'queue', 'error', 'reason', 'data', 'unique_key', 'activation_date', 'deadline', 'urgent',
+  'queue_position', 'retry_count', 'locked_by_mate_id', 'locked_by_user_id', 'locked_until', 'expired_lock_mate_id', 'run_id', 'created_at', 'updated_at'] as const;
+const taskColumns = (alias: string) => sql.raw(TASK_ROW_COLUMNS.map((c) => `${alias}.${c}`).join(', '));
 import type { Queue } from './state-machine.js';
 
 export interface TaskRow {
@@ -100,7 +112,7 @@ export interface TakeSlot {
 export async function takeTasks(
   db: Kysely<any>, tenantId: number, processId: number, deadlines: boolean, now: Date, until: Date, slots: TakeSlot[],
 ): Promise<(TaskRow & { slot: number })[]> {
-  const { rows } = await sql<TaskRow & { slot: number }>`
+  const { rows } = await sql<TaskRow & { slot: number }>`${prepared}
     WITH picked AS (
       SELECT id FROM tasks
       WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
@@ -128,7 +140,7 @@ export async function takeTasks(
         expired_lock_mate_id = NULL, updated_at = ${now}
       FROM numbered n JOIN slots s ON s.rn = n.rn
       WHERE t.tenant_id = ${tenantId} AND t.id = n.id
-      RETURNING t.*, s.rn AS slot, s.mate_name, s.request_id
+      RETURNING ${taskColumns('t')}, s.rn AS slot, s.mate_name, s.request_id
     ),
     history AS (
       INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue, error, retry_count, request_id, details)
@@ -136,11 +148,8 @@ export async function takeTasks(
         jsonb_build_object('runId', l.run_id, 'lockedUntil', ${until.toISOString()}::text)
       FROM locked l
     )
-    SELECT * FROM locked`.execute(db);
-  return rows.map((r) => {
-    const { mate_name: _n, request_id: _r, ...row } = r as TaskRow & { slot: number; mate_name?: string; request_id?: string };
-    return { ...row, slot: Number(row.slot) };
-  });
+    SELECT ${sql.raw(TASK_ROW_COLUMNS.join(', '))}, slot FROM locked`.execute(db);
+  return rows.map((r) => ({ ...r, slot: Number(r.slot) }));
 }
 
 export interface LockedTaskRow extends TaskRow {
@@ -155,7 +164,7 @@ export interface LockedTaskRow extends TaskRow {
 /** Reads tasks with their process settings and locks the rows for this transaction. */
 export async function selectTasksForUpdate(db: Kysely<any>, tenantId: number, ids: number[]): Promise<Map<number, LockedTaskRow>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await sql<LockedTaskRow>`SELECT t.*, p.process_key, p.retry_allowed, p.max_retries, p.kpi, p.lock_timeout_seconds, p.failure_at
+  const { rows } = await sql<LockedTaskRow>`${prepared} SELECT ${taskColumns('t')}, p.process_key, p.retry_allowed, p.max_retries, p.kpi, p.lock_timeout_seconds, p.failure_at
     FROM tasks t JOIN processes p ON p.tenant_id = t.tenant_id AND p.id = t.process_id
     WHERE t.tenant_id = ${tenantId} AND t.id = ANY(${ids}::bigint[]) AND t.deleted_at IS NULL
     ORDER BY t.id
@@ -206,13 +215,13 @@ export function toChange(r: TaskRow): TaskChange {
 }
 
 export async function countUnresolvedErrors(db: Kysely<any>, tenantId: number, processId: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks
+  const { rows } = await sql<{ n: number }>`${prepared} SELECT count(*)::int AS n FROM tasks
     WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Manual' AND error AND deleted_at IS NULL`.execute(db);
   return rows[0].n;
 }
 
 export async function hasTakeableTask(db: Kysely<any>, tenantId: number, processId: number, now: Date): Promise<boolean> {
-  const { rows } = await sql<{ x: number }>`SELECT 1 AS x FROM tasks
+  const { rows } = await sql<{ x: number }>`${prepared} SELECT 1 AS x FROM tasks
     WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
       AND deleted_at IS NULL AND activation_date <= ${now} LIMIT 1`.execute(db);
   return rows.length > 0;
