@@ -193,6 +193,14 @@ export interface TakeRequest {
 
 export type TakeResult = { tasks: TaskRow[]; runId: number } | { dummy: DummyReason; message: string };
 
+/** When this server process last resumed each process's run (by store), for takeForCallers. */
+const runsTouchedByStore = new WeakMap<object, Map<string, number>>();
+function runsTouched(db: Kysely<Database>): Map<string, number> {
+  let m = runsTouchedByStore.get(db);
+  if (!m) runsTouchedByStore.set(db, (m = new Map()));
+  return m;
+}
+
 /**
  * Serves any number of take requests on one process with one statement (takeTasks): one SKIP
  * LOCKED pick for all of them, the run opened or resumed, every lock and history row written.
@@ -203,12 +211,20 @@ export async function takeForCallers(db: Kysely<Database>, proc: ProcessDef, req
   await clearFailureIn(db, proc);
   const closed = await closedReason(db, proc, now, timeZone);
   if (closed) return requests.map(() => ({ dummy: closed.code, message: closed.message }));
-  // an open run idle past runTimeoutSeconds ends here, so that this take starts a new one
-  await closeIdleRun(db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
+  // an open run idle past runTimeoutSeconds ends here, so that this take starts a new one; when
+  // this server process itself resumed the process's run within that time, no open run can be
+  // idle that long (there is one open run at most), and the statement is saved
+  const touched = runsTouched(db);
+  const key = `${proc.tenantId}:${proc.id}`;
+  const last = touched.get(key);
+  if (last === undefined || now.getTime() - last >= proc.runTimeoutSeconds * 1000) {
+    await closeIdleRun(db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
+  }
   transition('take', {});
   const slots: TakeSlot[] = requests.flatMap((r) => Array.from({ length: r.count }, () => ({ mateId: r.call.mateId, mateName: r.call.mateName, requestId: r.call.requestId })));
   const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
   const rows = await takeTasks(db, proc.tenantId, proc.id, proc.deadlinesEnabled, now, until, slots);
+  if (rows.length) touched.set(key, now.getTime());
   const bySlot = new Map(rows.map((r) => [r.slot, r]));
   const order = compareTakeOrder(proc.deadlinesEnabled);
   let slot = 0;
