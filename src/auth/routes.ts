@@ -10,6 +10,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyDummy, verifyPassword } from '../accounts/passwords.js';
 import { constantTimeEqual, sha256 } from '../lib/secrets.js';
 import { OverloadedError } from './semaphore.js';
+import { isStoreUnavailable } from '../db/store.js';
 import { findClient, findMateByUsername } from './store.js';
 import { issueMateToken, MATE_SCOPE, TOKEN_LIFETIME_SECONDS } from './tokens.js';
 
@@ -105,6 +106,10 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
     const status = err.statusCode ?? 500;
     if (status === 413) return sendError(reply, new OAuthError(413, 'invalid_request', 'The request body is too large'));
     if (status >= 400 && status < 500) return sendError(reply, new OAuthError(400, 'invalid_request', 'The request must be form-encoded (application/x-www-form-urlencoded)'));
+    if (isStoreUnavailable(err)) {
+      request.log.error({ err }, 'store unavailable during sign-in');
+      return sendError(reply, new OAuthError(503, 'temporarily_unavailable', 'The service is unavailable; try again shortly', { 'retry-after': '5' }));
+    }
     request.log.error({ err }, 'token endpoint failed');
     return sendError(reply, new OAuthError(500, 'server_error', 'The server could not handle the request'));
   });

@@ -31,6 +31,16 @@ export interface Store {
 
 export class StoreUnavailableError extends Error {}
 
+/**
+ * Is this error the store being unreachable (refused, reset, timed out, shutting down, too many
+ * connections)? Such errors are answered 503 with Retry-After, not 500.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string })?.code ?? '';
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006'].includes(code)
+    || /timeout exceeded when trying to connect|Connection terminated/i.test((err as Error)?.message ?? '');
+}
+
 export interface OpenStoreOptions {
   databaseUrl: string | null;
   dataDir: string;
@@ -47,6 +57,15 @@ export interface OpenStoreOptions {
  * handful of texts each.
  */
 export const PREPARED = '/* prepared */';
+
+/** Sets up each new pooled connection: named prepared statements, and error handling. */
+function onConnect(client: pg.PoolClient): void {
+  // A connection that breaks while a query runs also emits 'error' on its client; with no listener
+  // that would crash the process. The query itself fails with the same error, which the API
+  // answers as 503, and the pool replaces the connection.
+  client.on('error', () => {});
+  namedIfMarked(client);
+}
 
 function namedIfMarked(client: pg.PoolClient): void {
   const marked = client as pg.PoolClient & { queuemateNamed?: boolean };
@@ -93,7 +112,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    pool.on('connect', namedIfMarked);
+    pool.on('connect', onConnect);
     try {
       const client = await pool.connect();
       client.release();
@@ -125,7 +144,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const instance = lite;
   // PGlite is a single connection: a pool of one serializes queries and transactions.
   const pool = new pg.Pool({ ...(createPgConfig(instance) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0 });
-  pool.on('connect', namedIfMarked);
+  pool.on('connect', onConnect);
   return wrap('pglite', pool, opts.pglite ? 'embedded (in memory)' : opts.dataDir, async () => {
     if (owned) await instance.close();
     lock?.release();

@@ -13,6 +13,7 @@ import { taskObject, dummyTask } from './task-object.js';
 import { getKey, readInteger, readOptionalText, readComment } from '../lib/values.js';
 import { loadProcessById, type ProcessDef } from '../processes/store.js';
 import { cachedProcessByKey } from '../processes/cache.js';
+import { isStoreUnavailable } from '../db/store.js';
 import { okToRun } from '../processes/gate.js';
 import {
   Refusal, prepareTasks, createTasksIn, createAndTakeIn, handBack, updateTask, extendLock,
@@ -360,11 +361,6 @@ const ROUTES: RouteDef[] = [
 // ------------------------------------------------------------------------------------------------
 // The plugin
 
-function isStoreDown(err: unknown): boolean {
-  const code = (err as { code?: string })?.code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006'].includes(code)
-    || /timeout exceeded when trying to connect|Connection terminated/i.test((err as Error)?.message ?? '');
-}
 
 function send(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}): FastifyReply {
   reply.code(status).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8');
@@ -423,7 +419,7 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
     if (fe.statusCode === 400 && fe.code?.startsWith('FST_ERR_CTP')) {
       return send(reply, 400, refusalBody(route, processKey, req, 'invalid_body', fe.message ?? 'The body could not be read', []));
     }
-    if (isStoreDown(err) || fe.statusCode === 503) {
+    if (isStoreUnavailable(err) || fe.statusCode === 503) {
       req.log.error({ err }, 'store unavailable');
       return send(reply, 503, refusalBody(route, processKey, req, 'unavailable', 'The service is unavailable; try again shortly', []), { 'retry-after': '5' });
     }
