@@ -148,8 +148,13 @@ async function start(config: Config): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutSeconds * 1000);
     timer.unref();
+    // server.close() closes the keep-alive connections that are idle when it is called; a
+    // connection whose request finishes later would stay open until its keep-alive timeout (72 s)
+    // and hold the shutdown, so idle connections are closed again until the server has stopped
+    const idle = setInterval(() => app.server.closeIdleConnections(), 100);
     app
       .close()
+      .finally(() => clearInterval(idle))
       .then(() => store.close())
       .then(() => process.exit(0))
       .catch((err) => {
