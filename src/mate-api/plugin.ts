@@ -391,13 +391,13 @@ export async function mateApi(app: FastifyInstance, opts: { hidden?: boolean }):
     req.mate = await authenticateMate(req);
   });
 
-  app.setNotFoundHandler((req, reply) => {
+  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) =>
     send(reply, 404, { succeeded: false, message: `No Mate API endpoint ${req.method} ${req.url.split('?')[0]}`, code: 'route_not_found', requestId: req.id });
-  });
+  app.setNotFoundHandler(routeNotFound);
 
   app.setErrorHandler((err, req, reply) => {
     // an unknown route is answered as such even when its body could not be read (route comes first, §5)
-    if (req.is404) return send(reply, 404, { succeeded: false, message: `No Mate API endpoint ${req.method} ${req.url.split('?')[0]}`, code: 'route_not_found', requestId: req.id });
+    if (req.is404) return routeNotFound(req, reply);
     const route = req.routeOptions?.config?.mateRoute;
     const processKey = decodedProcessKey(req);
     if (err instanceof Refusal) return send(reply, 200, refusalBody(route, processKey, req, err.code, err.message, err.problems, err.extra));
