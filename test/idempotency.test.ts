@@ -1,6 +1,7 @@
 /** Idempotency-Key on CreateTask, CreateTasks and CreateAndTakeTask (mate-api §8, product §5.1). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sweepOnce } from '../src/tasks/sweeper.js';
 import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
@@ -199,6 +200,12 @@ test('after 24 h the key is forgotten: the same request runs anew', async () => 
   // and after another 24 h, another body may use it
   clock.advance(24 * 3600);
   assert.equal((await post(mate, '/api/CreateTask/PK', { coreSystemKey: 'other' }, k)).status, 200);
+  // the sweeper drops records past their 24 h
+  const keys = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`.execute(t.store.db)).rows[0].n;
+  assert.equal(await keys(), 1);
+  clock.advance(24 * 3600);
+  await sweepOnce(t.store, clock.now());
+  assert.equal(await keys(), 0);
 });
 
 test('CreateTasks: replayed with its ids; a stored batch refusal replays too', async () => {

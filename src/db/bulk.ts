@@ -15,10 +15,6 @@ export function insertRowsWrite(table: string, columns: readonly Column[], rows:
   return rows.length === 0 ? null : insertRowsQuery(table, columns, rows, sql``);
 }
 
-export async function insertRows(db: Kysely<any>, table: string, columns: readonly Column[], rows: readonly unknown[][]): Promise<void> {
-  await executeWrites(db, [insertRowsWrite(table, columns, rows)]);
-}
-
 /**
  * Runs writes to different tables as ONE statement (data-modifying CTEs): one round trip, one
  * parse, however many tables a change touches. The writes see the same snapshot, so none may

@@ -1,6 +1,5 @@
 /** Task history and comments: append-only rows written in the transaction of the change. */
-import type { Kysely } from 'kysely';
-import { executeWrites, insertRowsWrite, type Column, type Write } from '../db/bulk.js';
+import { insertRowsWrite, type Column, type Write } from '../db/bulk.js';
 
 export interface Actor {
   type: 'mate' | 'user' | 'system';
@@ -34,10 +33,6 @@ const HISTORY_COLUMNS: Column[] = [
   ['comment', 'text'], ['retry_count', 'integer'], ['request_id', 'text'], ['details', 'jsonb'],
 ];
 
-export function insertHistory(db: Kysely<any>, rows: HistoryRow[]): Promise<void> {
-  return executeWrites(db, [historyWrite(rows)]);
-}
-
 export function historyWrite(rows: HistoryRow[]): Write | null {
   return insertRowsWrite(
     'task_history',
@@ -58,10 +53,6 @@ const COMMENT_COLUMNS: Column[] = [
   ['tenant_id', 'bigint'], ['task_id', 'bigint'], ['author_type', 'text'], ['author_id', 'bigint'],
   ['author_name', 'text'], ['body', 'text'], ['created_at', 'timestamptz'],
 ];
-
-export function insertComments(db: Kysely<any>, rows: CommentRow[]): Promise<void> {
-  return executeWrites(db, [commentsWrite(rows)]);
-}
 
 export function commentsWrite(rows: CommentRow[]): Write | null {
   return insertRowsWrite('task_comments', COMMENT_COLUMNS, rows.map((r) => [r.tenantId, r.taskId, r.actor.type, r.actor.id, r.actor.name, r.body, r.at]));

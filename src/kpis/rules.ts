@@ -1,7 +1,6 @@
 /** The four KPI rules of product §6: entries and seconds saved logged for a hand-back or a run. */
-import type { Kysely } from 'kysely';
 import type { KpiSettings } from '../db/types.js';
-import { executeWrites, insertRowsWrite, type Column, type Write } from '../db/bulk.js';
+import { insertRowsWrite, type Column, type Write } from '../db/bulk.js';
 
 export type KpiOutcomeName = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
 
@@ -53,10 +52,6 @@ const COLUMNS: Column[] = [
   ['tenant_id', 'bigint'], ['process_id', 'bigint'], ['task_id', 'bigint'], ['run_id', 'bigint'], ['mate_id', 'bigint'],
   ['at', 'timestamptz'], ['outcome', 'text'], ['entries', 'integer'], ['seconds_saved', 'bigint'],
 ];
-
-export function insertKpiEvents(db: Kysely<any>, rows: KpiEventRow[]): Promise<void> {
-  return executeWrites(db, [kpiEventsWrite(rows)]);
-}
 
 export function kpiEventsWrite(rows: KpiEventRow[]): Write | null {
   return insertRowsWrite('kpi_events', COLUMNS, rows.map((r) => [r.tenantId, r.processId, r.taskId, r.runId, r.mateId, r.at, r.outcome, r.entries, r.secondsSaved]));

@@ -4,6 +4,7 @@ import type { Calendar, Database, KpiSettings, RuleType } from '../db/types.js';
 import type { TaskField } from './task-data.js';
 import { forgetProcesses } from './cache.js';
 import { PREPARED } from '../db/store.js';
+import type { Write } from '../db/bulk.js';
 
 /** A field of a process, in position order: the shape task data is validated against. */
 export type ProcessField = TaskField;
@@ -96,6 +97,16 @@ export async function loadRules(db: Kysely<Database>, tenantId: number, processI
     .where('process_id', '=', processId)
     .orderBy('position')
     .execute() as Promise<RuleRow[]>;
+}
+
+/**
+ * Clears the Failure state (product §7) of these processes. Cached definitions may keep showing the
+ * old state for up to a second (processes/cache.ts); the only effect is another no-op clear.
+ */
+export function clearFailuresWrite(tenantId: number, processIds: number[]): Write | null {
+  if (processIds.length === 0) return null;
+  return sql`UPDATE processes SET failure_message = NULL, failure_at = NULL
+    WHERE tenant_id = ${tenantId} AND id = ANY(${processIds}::bigint[]) AND failure_at IS NOT NULL`;
 }
 
 /** Settings a test or the admin API may change (columns of `processes`). */

@@ -2,10 +2,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { ProcessDef } from '../processes/store.js';
-import { loadRules } from '../processes/store.js';
+import { loadRules, clearFailuresWrite } from '../processes/store.js';
 import { forgetProcesses } from '../processes/cache.js';
 import type { ErrorCode } from '../lib/errors.js';
-import { computeKpi, insertKpiEvents, type KpiOverrides } from '../kpis/rules.js';
+import { computeKpi, kpiEventsWrite, type KpiOverrides } from '../kpis/rules.js';
+import { executeWrites } from '../db/bulk.js';
 import { openOrResumeRun, lockRun, finishRun as closeRun } from './store.js';
 import { clearFailureIn, type MateCall } from '../tasks/service.js';
 
@@ -37,12 +38,12 @@ export async function finishRun(db: Kysely<Database>, call: MateCall, runId: num
     let message = `Run ${runId} finished`;
     if (!p.tasks_enabled) {
       const { entries, secondsSaved } = computeKpi(p.kpi, 'Run', overrides);
-      await insertKpiEvents(trx, [{ tenantId: call.tenantId, processId: run.process_id, taskId: null, runId, mateId: call.mateId, at: call.now, outcome: 'Run', entries, secondsSaved }]);
+      await executeWrites(trx, [kpiEventsWrite([{ tenantId: call.tenantId, processId: run.process_id, taskId: null, runId, mateId: call.mateId, at: call.now, outcome: 'Run', entries, secondsSaved }])]);
       message += `; ${entries} entries and ${secondsSaved} seconds saved logged`;
     } else if (overrides.overwriteEntries !== null || overrides.overwriteSecondsSaved !== null) {
       message += '; the KPI overrides were ignored because the process has tasks (their KPIs are logged per task)';
     }
-    if (p.failure_at) await sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${call.tenantId} AND id = ${run.process_id}`.execute(trx);
+    if (p.failure_at) await executeWrites(trx, [clearFailuresWrite(call.tenantId, [run.process_id])]);
     return { ok: true, message };
   });
 }

@@ -7,12 +7,11 @@ import { sql, type Kysely } from 'kysely';
 import { executeWrites } from '../db/bulk.js';
 import type { Database } from '../db/types.js';
 import { AppError, type ErrorCode, type FieldProblem } from '../lib/errors.js';
-import type { ProcessDef } from '../processes/store.js';
+import { clearFailuresWrite, type ProcessDef } from '../processes/store.js';
 import { closedReason, type DummyReason } from '../processes/gate.js';
-import { forgetProcesses } from '../processes/cache.js';
 import { validateTaskData } from '../processes/task-data.js';
 import { parseDateTimeInput } from '../lib/time.js';
-import { insertHistory, insertComments, historyWrite, commentsWrite, type Actor, type HistoryRow, type CommentRow, SYSTEM_ACTOR } from '../history/store.js';
+import { historyWrite, commentsWrite, type Actor, type HistoryRow, type CommentRow, SYSTEM_ACTOR } from '../history/store.js';
 import { computeKpi, kpiEventsWrite, type KpiEventRow, type KpiOverrides } from '../kpis/rules.js';
 import { openOrResumeRun, closeOpenRun, closeIdleRun, runCountsWrite } from '../runs/store.js';
 import { transition, type HandBackAction, type Queue } from './state-machine.js';
@@ -151,8 +150,7 @@ export async function createTasksIn(trx: Kysely<any>, call: MateCall, proc: Proc
     throw err;
   }
   const { history, comments } = creationRows(call, rows, prepared, 'Created');
-  await insertHistory(trx, history);
-  await insertComments(trx, comments);
+  await executeWrites(trx, [historyWrite(history), commentsWrite(comments)]);
   return rows;
 }
 
@@ -177,9 +175,7 @@ export async function createAndTakeIn(
   const until = new Date(call.now.getTime() + proc.lockTimeoutSeconds * 1000);
   const [row] = await insertTasks(trx, call.tenantId, [{ ...prepared.task, lock: { mateId: call.mateId, until, runId } }], call.now);
   const { history, comments } = creationRows(call, [row], [prepared], 'Created and taken');
-  await insertHistory(trx, history);
-  await insertComments(trx, comments);
-  await clearFailureIn(trx, proc);
+  await executeWrites(trx, [historyWrite(history), commentsWrite(comments), proc.failureAt ? clearFailuresWrite(proc.tenantId, [proc.id]) : null]);
   return { task: row, runId };
 }
 
@@ -289,7 +285,7 @@ export async function handBack(db: Kysely<Database>, items: HandBackItem[]): Pro
     const comments: CommentRow[] = [];
     const kpis: KpiEventRow[] = [];
     const runCounts = new Map<number, { Solved: number; Manual: number; Error: number; Retry: number }>();
-    const failureProcesses = new Map<number, LockedTaskRow>();
+    const failureProcesses = new Set<number>();
     const results: HandBackResult[] = [];
     for (const item of items) {
       const { call } = item;
@@ -342,7 +338,7 @@ export async function handBack(db: Kysely<Database>, items: HandBackItem[]): Pro
         c[outcome] += 1;
         runCounts.set(row.run_id, c);
       }
-      if (row.failure_at) failureProcesses.set(row.process_id, row);
+      if (row.failure_at) failureProcesses.add(row.process_id);
       // later items in this batch see the new state
       Object.assign(row, { queue, error: t.to.error, locked_by_mate_id: null, locked_until: null, retry_count: retryCount, expired_lock_mate_id: null });
       const message = t.to.note ? `Task ${row.id}: ${t.to.note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
@@ -356,11 +352,8 @@ export async function handBack(db: Kysely<Database>, items: HandBackItem[]): Pro
       commentsWrite(comments),
       kpiEventsWrite(kpis),
       runCountsWrite(tenantId, runCounts, now),
-      failureProcesses.size
-        ? sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${tenantId} AND id = ANY(${[...failureProcesses.keys()]}::bigint[])`
-        : null,
+      clearFailuresWrite(tenantId, [...failureProcesses]),
     ]);
-    if (failureProcesses.size) forgetProcesses(db, tenantId);
     return results;
   });
 }
@@ -432,9 +425,8 @@ export async function extendLock(db: Kysely<Database>, call: MateCall, taskId: n
         toQueue: row.queue, error: row.error, reason: row.reason, comment: null, retryCount: row.retry_count, requestId: call.requestId,
         details: { lockedUntil: lockedUntil.toISOString() },
       }]),
-      row.failure_at ? sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${call.tenantId} AND id = ${row.process_id}` : null,
+      row.failure_at ? clearFailuresWrite(call.tenantId, [row.process_id]) : null,
     ]);
-    if (row.failure_at) forgetProcesses(db, call.tenantId);
     return { ok: true, message: `Lock on task ${taskId} extended`, row: { ...row, locked_until: lockedUntil } };
   });
 }
@@ -478,10 +470,8 @@ export async function sweepExpiredLocks(db: Kysely<Database>, now: Date, limit =
 
 // ---------------------------------------------------------------------------------------------
 
-/** Clears a process's Failure state (product §7) when it is set. */
+/** Clears a process's Failure state (product §7) when its definition shows one. */
 export async function clearFailureIn(db: Kysely<any>, proc: ProcessDef): Promise<void> {
-  if (!proc.failureAt) return;
-  await sql`UPDATE processes SET failure_message = NULL, failure_at = NULL WHERE tenant_id = ${proc.tenantId} AND id = ${proc.id}`.execute(db);
-  forgetProcesses(db, proc.tenantId);
+  if (proc.failureAt) await executeWrites(db, [clearFailuresWrite(proc.tenantId, [proc.id])]);
 }
 
