@@ -61,59 +61,100 @@ async function setUp(url: string) {
 async function seed(url: string, tenantId: number, processId: number) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  await c.query(`INSERT INTO tasks (tenant_id, process_id, queue, data, activation_date, queue_position, created_at, created_by_type, updated_at)
-    SELECT $1, $2, 'Ready', jsonb_build_object('n', g), now(), now(), now(), 'system', now() FROM generate_series(1, $3) g`, [tenantId, processId, TASKS]);
+  await c.query(
+    `INSERT INTO tasks (tenant_id, process_id, queue, data, activation_date, queue_position, created_at, created_by_type, updated_at)
+    SELECT $1, $2, 'Ready', jsonb_build_object('n', g), now(), now(), now(), 'system', now() FROM generate_series(1, $3) g`,
+    [tenantId, processId, TASKS],
+  );
   await c.end();
 }
 
 /** The baseline: the same database work, one statement per round trip, no batching. */
 async function baseline(url: string, tenantId: number, processId: number): Promise<number> {
   const pool = new pg.Pool({ connectionString: url, max: WORKERS });
-  const { rows } = await pool.query(`INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at) VALUES ($1, $2, now(), now()) RETURNING id`, [tenantId, processId]);
+  const { rows } = await pool.query(
+    `INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at) VALUES ($1, $2, now(), now()) RETURNING id`,
+    [tenantId, processId],
+  );
   const runId = rows[0].id;
   let done = 0;
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: WORKERS }, async () => {
-    const c = await pool.connect();
-    try {
-      for (;;) {
-        await c.query('BEGIN');
-        const picked = await c.query(`SELECT id FROM tasks WHERE tenant_id = $1 AND process_id = $2 AND queue = 'Ready' AND locked_until IS NULL AND deleted_at IS NULL AND activation_date <= now()
-          ORDER BY urgent DESC, queue_position, id LIMIT 1 FOR UPDATE SKIP LOCKED`, [tenantId, processId]);
-        if (picked.rowCount === 0) {
+  await Promise.all(
+    Array.from({ length: WORKERS }, async () => {
+      const c = await pool.connect();
+      try {
+        for (;;) {
+          await c.query('BEGIN');
+          const picked = await c.query(
+            `SELECT id FROM tasks WHERE tenant_id = $1 AND process_id = $2 AND queue = 'Ready' AND locked_until IS NULL AND deleted_at IS NULL AND activation_date <= now()
+          ORDER BY urgent DESC, queue_position, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+            [tenantId, processId],
+          );
+          if (picked.rowCount === 0) {
+            await c.query('COMMIT');
+            break;
+          }
+          const id = picked.rows[0].id;
+          await c.query(
+            `UPDATE tasks SET locked_by_mate_id = 1, locked_until = now() + interval '1 hour', run_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2`,
+            [tenantId, id, runId],
+          );
+          await c.query(
+            `INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue) VALUES ($1, $2, $3, now(), 'mate', 1, 'm', 'Taken', 'Ready', 'Ready')`,
+            [tenantId, id, processId],
+          );
           await c.query('COMMIT');
-          break;
+          await c.query('BEGIN');
+          await c.query(`SELECT * FROM tasks WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, id]);
+          await c.query(
+            `UPDATE tasks SET queue = 'Solved', locked_by_mate_id = NULL, locked_until = NULL, run_id = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2`,
+            [tenantId, id],
+          );
+          await c.query(
+            `INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue) VALUES ($1, $2, $3, now(), 'mate', 1, 'm', 'Solved', 'Ready', 'Solved')`,
+            [tenantId, id, processId],
+          );
+          await c.query(
+            `INSERT INTO kpi_events (tenant_id, process_id, task_id, run_id, mate_id, at, outcome, entries, seconds_saved) VALUES ($1, $2, $3, $4, 1, now(), 'Solved', 1, 0)`,
+            [tenantId, processId, id, runId],
+          );
+          await c.query(`UPDATE runs SET solved_count = solved_count + 1, last_activity_at = now() WHERE tenant_id = $1 AND id = $2`, [
+            tenantId,
+            runId,
+          ]);
+          await c.query('COMMIT');
+          done++;
         }
-        const id = picked.rows[0].id;
-        await c.query(`UPDATE tasks SET locked_by_mate_id = 1, locked_until = now() + interval '1 hour', run_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, id, runId]);
-        await c.query(`INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue) VALUES ($1, $2, $3, now(), 'mate', 1, 'm', 'Taken', 'Ready', 'Ready')`, [tenantId, id, processId]);
-        await c.query('COMMIT');
-        await c.query('BEGIN');
-        await c.query(`SELECT * FROM tasks WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [tenantId, id]);
-        await c.query(`UPDATE tasks SET queue = 'Solved', locked_by_mate_id = NULL, locked_until = NULL, run_id = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
-        await c.query(`INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue) VALUES ($1, $2, $3, now(), 'mate', 1, 'm', 'Solved', 'Ready', 'Solved')`, [tenantId, id, processId]);
-        await c.query(`INSERT INTO kpi_events (tenant_id, process_id, task_id, run_id, mate_id, at, outcome, entries, seconds_saved) VALUES ($1, $2, $3, $4, 1, now(), 'Solved', 1, 0)`, [tenantId, processId, id, runId]);
-        await c.query(`UPDATE runs SET solved_count = solved_count + 1, last_activity_at = now() WHERE tenant_id = $1 AND id = $2`, [tenantId, runId]);
-        await c.query('COMMIT');
-        done++;
+      } finally {
+        c.release();
       }
-    } finally {
-      c.release();
-    }
-  }));
+    }),
+  );
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await pool.end();
   if (done !== TASKS) throw new Error(`baseline solved ${done} of ${TASKS}`);
   return done / seconds;
 }
 
-function call(agent: http.Agent, base: string, method: string, path: string, token: string | null, body?: string, type = 'application/json'): Promise<any> {
+function call(
+  agent: http.Agent,
+  base: string,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: string,
+  type = 'application/json',
+): Promise<any> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, agent, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': type } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d) => chunks.push(d));
-      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
-    });
+    const req = http.request(
+      `${base}${path}`,
+      { method, agent, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': type } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+      },
+    );
     req.on('error', reject);
     if (body) req.write(body);
     req.end();
@@ -121,9 +162,26 @@ function call(agent: http.Agent, base: string, method: string, path: string, tok
 }
 
 async function queuemate(url: string, apiSecret: string): Promise<number> {
-  const child = spawn(process.execPath, [...(process.env.QUEUEMATE_BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.QUEUEMATE_BENCH_PROFILE_DIR}`] : []), '--import', 'tsx', 'src/main.ts', 'start', '--port', '0', '--log-level', 'warn', '--db-pool-size', String(Math.min(WORKERS, 20))], {
-    env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.QUEUEMATE_BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.QUEUEMATE_BENCH_PROFILE_DIR}`] : []),
+      '--import',
+      'tsx',
+      'src/main.ts',
+      'start',
+      '--port',
+      '0',
+      '--log-level',
+      'warn',
+      '--db-pool-size',
+      String(Math.min(WORKERS, 20)),
+    ],
+    {
+      env: { ...process.env, DATABASE_URL: url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const base = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -135,19 +193,27 @@ async function queuemate(url: string, apiSecret: string): Promise<number> {
       child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
     });
     const agent = new http.Agent({ keepAlive: true, maxSockets: WORKERS });
-    const form = new URLSearchParams({ grant_type: 'password', client_id: 'bench', client_secret: apiSecret, username: 'bench-mate', password: 'bench-password-1' }).toString();
+    const form = new URLSearchParams({
+      grant_type: 'password',
+      client_id: 'bench',
+      client_secret: apiSecret,
+      username: 'bench-mate',
+      password: 'bench-password-1',
+    }).toString();
     const token = (await call(agent, base, 'POST', '/connect/token', null, form, 'application/x-www-form-urlencoded')).access_token;
     let done = 0;
     const start = process.hrtime.bigint();
-    await Promise.all(Array.from({ length: WORKERS }, async () => {
-      for (;;) {
-        const task = await call(agent, base, 'GET', '/api/TakeNext/bench', token);
-        if (task.taskId < 0) break;
-        const r = await call(agent, base, 'POST', '/api/Solved', token, JSON.stringify({ taskId: task.taskId }));
-        if (!r.succeeded) throw new Error(JSON.stringify(r));
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: WORKERS }, async () => {
+        for (;;) {
+          const task = await call(agent, base, 'GET', '/api/TakeNext/bench', token);
+          if (task.taskId < 0) break;
+          const r = await call(agent, base, 'POST', '/api/Solved', token, JSON.stringify({ taskId: task.taskId }));
+          if (!r.succeeded) throw new Error(JSON.stringify(r));
+          done++;
+        }
+      }),
+    );
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     agent.destroy();
     if (done !== TASKS) throw new Error(`Queuemate solved ${done} of ${TASKS}`);
@@ -171,7 +237,15 @@ try {
   await seed(b, sb.tenantId, sb.processId);
   const qm = await queuemate(b, sb.apiSecret);
 
-  console.log(JSON.stringify({ tasks: TASKS, workers: WORKERS, baselineCyclesPerSecond: Math.round(base), queuemateCyclesPerSecond: Math.round(qm), ratio: Number((qm / base).toFixed(2)) }));
+  console.log(
+    JSON.stringify({
+      tasks: TASKS,
+      workers: WORKERS,
+      baselineCyclesPerSecond: Math.round(base),
+      queuemateCyclesPerSecond: Math.round(qm),
+      ratio: Number((qm / base).toFixed(2)),
+    }),
+  );
 } finally {
   for (const u of urls) await dropDatabase(u);
 }

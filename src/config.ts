@@ -41,23 +41,162 @@ export interface Setting {
 }
 
 export const SETTINGS: readonly Setting[] = [
-  { key: 'port', env: 'PORT', flag: '--port', kind: 'int', default: 8080, min: 0, max: 65535, description: 'TCP port to listen on (0 picks a free port).' },
-  { key: 'host', env: 'HOST', flag: '--host', kind: 'string', default: '127.0.0.1', description: 'Address to bind. Loopback by default so a first start is not exposed; use 0.0.0.0 behind a proxy or in a container.' },
-  { key: 'databaseUrl', env: 'DATABASE_URL', flag: '--database-url', kind: 'url', default: null, description: 'PostgreSQL connection string (postgres://…). When unset, the embedded store (PGlite) in the data directory is used.' },
-  { key: 'dataDir', env: 'QUEUEMATE_DATA_DIR', flag: '--data-dir', kind: 'path', default: './data', description: 'Directory of the embedded store. Ignored when DATABASE_URL is set.' },
-  { key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', kind: 'enum', default: 'info', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], description: 'Minimum level of the JSON log lines written to stdout.' },
-  { key: 'publicUrl', env: 'QUEUEMATE_PUBLIC_URL', flag: '--public-url', kind: 'url', default: null, description: 'Address people and robots use to reach the service; printed at start-up. Default http://<host>:<port>.' },
-  { key: 'tokenIssuer', env: 'QUEUEMATE_TOKEN_ISSUER', flag: '--token-issuer', kind: 'string', default: 'queuemate', description: 'The `iss` claim of access tokens.' },
-  { key: 'tokenKeyFile', env: 'QUEUEMATE_TOKEN_KEY_FILE', flag: '--token-key-file', kind: 'path', default: null, description: 'PEM file with an Ed25519 private key (PKCS#8) to sign access tokens. Default: a key generated at first start and kept in the store.' },
-  { key: 'tokenSecret', env: 'QUEUEMATE_TOKEN_SECRET', flag: '--token-secret', kind: 'string', default: null, description: 'Shared secret (at least 32 characters) to sign access tokens with HS256 instead of Ed25519.' },
-  { key: 'bodyLimit', env: 'QUEUEMATE_BODY_LIMIT', flag: '--body-limit', kind: 'int', default: 1048576, min: 1024, max: 104857600, description: 'Largest accepted request body in bytes; larger bodies get 413.' },
-  { key: 'lockSweepIntervalSeconds', env: 'QUEUEMATE_LOCK_SWEEP_INTERVAL', flag: '--lock-sweep-interval', kind: 'int', default: 5, min: 1, max: 3600, description: 'Seconds between sweeps that recover expired task locks. A crashed robot\'s task is back in Ready at most this long after its lease ends.' },
-  { key: 'dbPoolSize', env: 'QUEUEMATE_DB_POOL_SIZE', flag: '--db-pool-size', kind: 'int', default: 10, min: 1, max: 200, description: 'PostgreSQL connections per server process (the embedded store always uses one).' },
-  { key: 'shutdownTimeoutSeconds', env: 'QUEUEMATE_SHUTDOWN_TIMEOUT', flag: '--shutdown-timeout', kind: 'int', default: 10, min: 1, max: 600, description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.' },
-  { key: 'signInMaxFailuresPerUser', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_USER', flag: '--signin-max-failures-user', kind: 'int', default: 10, min: 1, max: 100000, description: 'Failed sign-ins for one username within the window before it is throttled (429).' },
-  { key: 'signInMaxFailuresPerAddress', env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_ADDRESS', flag: '--signin-max-failures-address', kind: 'int', default: 300, min: 1, max: 1000000, description: 'Failed sign-ins from one client address within the window before it is throttled (429).' },
-  { key: 'trustProxy', env: 'QUEUEMATE_TRUST_PROXY', flag: '--trust-proxy', kind: 'proxy', default: false, description: 'Behind a reverse proxy: `true`, the number of proxy hops, or a comma-separated list of proxy addresses/CIDRs whose X-Forwarded-For is believed. Client addresses (sign-in throttling, logs) come from it; with `false` the proxy\'s own address is used.' },
-  { key: 'signInWindowSeconds', env: 'QUEUEMATE_SIGNIN_WINDOW', flag: '--signin-window', kind: 'int', default: 900, min: 1, max: 86400, description: 'Length of the sign-in throttling window in seconds.' },
+  {
+    key: 'port',
+    env: 'PORT',
+    flag: '--port',
+    kind: 'int',
+    default: 8080,
+    min: 0,
+    max: 65535,
+    description: 'TCP port to listen on (0 picks a free port).',
+  },
+  {
+    key: 'host',
+    env: 'HOST',
+    flag: '--host',
+    kind: 'string',
+    default: '127.0.0.1',
+    description: 'Address to bind. Loopback by default so a first start is not exposed; use 0.0.0.0 behind a proxy or in a container.',
+  },
+  {
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    flag: '--database-url',
+    kind: 'url',
+    default: null,
+    description: 'PostgreSQL connection string (postgres://…). When unset, the embedded store (PGlite) in the data directory is used.',
+  },
+  {
+    key: 'dataDir',
+    env: 'QUEUEMATE_DATA_DIR',
+    flag: '--data-dir',
+    kind: 'path',
+    default: './data',
+    description: 'Directory of the embedded store. Ignored when DATABASE_URL is set.',
+  },
+  {
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    flag: '--log-level',
+    kind: 'enum',
+    default: 'info',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    description: 'Minimum level of the JSON log lines written to stdout.',
+  },
+  {
+    key: 'publicUrl',
+    env: 'QUEUEMATE_PUBLIC_URL',
+    flag: '--public-url',
+    kind: 'url',
+    default: null,
+    description: 'Address people and robots use to reach the service; printed at start-up. Default http://<host>:<port>.',
+  },
+  {
+    key: 'tokenIssuer',
+    env: 'QUEUEMATE_TOKEN_ISSUER',
+    flag: '--token-issuer',
+    kind: 'string',
+    default: 'queuemate',
+    description: 'The `iss` claim of access tokens.',
+  },
+  {
+    key: 'tokenKeyFile',
+    env: 'QUEUEMATE_TOKEN_KEY_FILE',
+    flag: '--token-key-file',
+    kind: 'path',
+    default: null,
+    description:
+      'PEM file with an Ed25519 private key (PKCS#8) to sign access tokens. Default: a key generated at first start and kept in the store.',
+  },
+  {
+    key: 'tokenSecret',
+    env: 'QUEUEMATE_TOKEN_SECRET',
+    flag: '--token-secret',
+    kind: 'string',
+    default: null,
+    description: 'Shared secret (at least 32 characters) to sign access tokens with HS256 instead of Ed25519.',
+  },
+  {
+    key: 'bodyLimit',
+    env: 'QUEUEMATE_BODY_LIMIT',
+    flag: '--body-limit',
+    kind: 'int',
+    default: 1048576,
+    min: 1024,
+    max: 104857600,
+    description: 'Largest accepted request body in bytes; larger bodies get 413.',
+  },
+  {
+    key: 'lockSweepIntervalSeconds',
+    env: 'QUEUEMATE_LOCK_SWEEP_INTERVAL',
+    flag: '--lock-sweep-interval',
+    kind: 'int',
+    default: 5,
+    min: 1,
+    max: 3600,
+    description:
+      "Seconds between sweeps that recover expired task locks. A crashed robot's task is back in Ready at most this long after its lease ends.",
+  },
+  {
+    key: 'dbPoolSize',
+    env: 'QUEUEMATE_DB_POOL_SIZE',
+    flag: '--db-pool-size',
+    kind: 'int',
+    default: 10,
+    min: 1,
+    max: 200,
+    description: 'PostgreSQL connections per server process (the embedded store always uses one).',
+  },
+  {
+    key: 'shutdownTimeoutSeconds',
+    env: 'QUEUEMATE_SHUTDOWN_TIMEOUT',
+    flag: '--shutdown-timeout',
+    kind: 'int',
+    default: 10,
+    min: 1,
+    max: 600,
+    description: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.',
+  },
+  {
+    key: 'signInMaxFailuresPerUser',
+    env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_USER',
+    flag: '--signin-max-failures-user',
+    kind: 'int',
+    default: 10,
+    min: 1,
+    max: 100000,
+    description: 'Failed sign-ins for one username within the window before it is throttled (429).',
+  },
+  {
+    key: 'signInMaxFailuresPerAddress',
+    env: 'QUEUEMATE_SIGNIN_MAX_FAILURES_ADDRESS',
+    flag: '--signin-max-failures-address',
+    kind: 'int',
+    default: 300,
+    min: 1,
+    max: 1000000,
+    description: 'Failed sign-ins from one client address within the window before it is throttled (429).',
+  },
+  {
+    key: 'trustProxy',
+    env: 'QUEUEMATE_TRUST_PROXY',
+    flag: '--trust-proxy',
+    kind: 'proxy',
+    default: false,
+    description:
+      "Behind a reverse proxy: `true`, the number of proxy hops, or a comma-separated list of proxy addresses/CIDRs whose X-Forwarded-For is believed. Client addresses (sign-in throttling, logs) come from it; with `false` the proxy's own address is used.",
+  },
+  {
+    key: 'signInWindowSeconds',
+    env: 'QUEUEMATE_SIGNIN_WINDOW',
+    flag: '--signin-window',
+    kind: 'int',
+    default: 900,
+    min: 1,
+    max: 86400,
+    description: 'Length of the sign-in throttling window in seconds.',
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -78,7 +217,11 @@ function parseValue(s: Setting, raw: string, source: string): unknown {
       return raw;
     case 'url': {
       let u: URL;
-      try { u = new URL(raw); } catch { throw new ConfigError(`Invalid ${where}: "${redact(raw)}" is not a URL`); }
+      try {
+        u = new URL(raw);
+      } catch {
+        throw new ConfigError(`Invalid ${where}: "${redact(raw)}" is not a URL`);
+      }
       if (s.key === 'databaseUrl' && !['postgres:', 'postgresql:'].includes(u.protocol)) {
         throw new ConfigError(`Invalid ${where}: expected a postgres:// URL, got ${u.protocol}//`);
       }

@@ -9,7 +9,7 @@ import { loadConfig, ConfigError, SETTINGS, type Config } from './config.js';
 import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
-import { AppError } from './lib/errors.js';
+import { Refusal } from './lib/errors.js';
 import type { Role } from './accounts/service.js';
 import type { FieldInput, RuleInput } from './processes/service.js';
 
@@ -131,7 +131,9 @@ async function start(config: Config): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
     if (demo) process.stdout.write(formatDemoCredentials(demo, publicUrl) + '\n');
-    process.stdout.write(`Queuemate is listening on ${publicUrl} (store: ${store.kind === 'pglite' ? `embedded, ${store.location}` : `PostgreSQL, ${store.location}`})\n`);
+    process.stdout.write(
+      `Queuemate is listening on ${publicUrl} (store: ${store.kind === 'pglite' ? `embedded, ${store.location}` : `PostgreSQL, ${store.location}`})\n`,
+    );
   } catch (err) {
     await app?.close().catch(() => {});
     await store.close().catch(() => {});
@@ -253,8 +255,12 @@ export async function run(argv: string[]): Promise<void> {
 /** Known failures become one line on stderr and a non-zero exit, never a stack trace. */
 function fail(err: unknown): never {
   const known =
-    err instanceof ConfigError || err instanceof UsageError || err instanceof DataDirInUseError ||
-    (StoreUnavailableError !== null && err instanceof StoreUnavailableError) || err instanceof MigrationError || err instanceof AppError;
+    err instanceof ConfigError ||
+    err instanceof UsageError ||
+    err instanceof DataDirInUseError ||
+    (StoreUnavailableError !== null && err instanceof StoreUnavailableError) ||
+    err instanceof MigrationError ||
+    err instanceof Refusal;
   const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.stack ?? String(err)}`;
   process.stderr.write(`queuemate: ${message}\n`);
   process.exit(err instanceof UsageError ? 2 : 1);

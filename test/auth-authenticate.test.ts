@@ -1,5 +1,5 @@
 /**
- * authenticateMate (mate-api §2, §5; checklist C21): expiry, revocation by password change,
+ * Authenticating Mates (mate-api §2, §5; checklist C21): expiry, revocation by password change,
  * disabling and API-secret rotation, tenants, forged and foreign tokens, cached state.
  */
 import { test, before, after } from 'node:test';
@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { SignJWT, generateKeyPair, decodeProtectedHeader, decodeJwt } from 'jose';
-import type { FastifyRequest } from 'fastify';
 import { ManualClock } from '../src/lib/clock.js';
-import { AppError } from '../src/lib/errors.js';
-import { authenticateMate, authenticateAuthorization, authErrorHeaders } from '../src/auth/authenticate.js';
-import { changeMatePassword, rotateApiSecret, setMateDisabled } from '../src/auth/revocation.js';
+import { Refusal } from '../src/lib/errors.js';
+import { authenticateAuthorization, authErrorHeaders } from '../src/auth/authenticate.js';
+import { changeMatePassword, setMateDisabled } from '../src/accounts/service.js';
+import { rotateApiSecret } from '../src/tenants/service.js';
+import { ChangeNotifier } from '../src/lib/notifier.js';
 import { issueMateToken, signClaims } from '../src/auth/tokens.js';
 import { MateAuth } from '../src/auth/service.js';
 import type { Database } from '../src/db/types.js';
@@ -55,15 +56,15 @@ async function tokenFor(fields: Parameters<typeof signIn>[0] = {}): Promise<stri
   return r.json().access_token;
 }
 
-function auth(token: string, mateAuth: MateAuth = t.app.mateAuth) {
+function auth(token: string, mateAuth: MateAuth = t.app.services.auth) {
   return authenticateAuthorization(mateAuth, `Bearer ${token}`);
 }
 
-async function assertRefused(p: Promise<unknown>, code: 'invalid_token' | 'insufficient_scope' = 'invalid_token'): Promise<AppError> {
+async function assertRefused(p: Promise<unknown>, code: 'invalid_token' | 'insufficient_scope' = 'invalid_token'): Promise<Refusal> {
   try {
     await p;
   } catch (err) {
-    assert.ok(err instanceof AppError, String(err));
+    assert.ok(err instanceof Refusal, String(err));
     assert.equal(err.code, code, err.message);
     return err;
   }
@@ -78,25 +79,34 @@ async function freshMate(tenant: SeededTenant = acme) {
   return { id: m.id, username, password };
 }
 
-test('a Mate token gives the caller context; authenticateMate reads the request header', async () => {
+test('a Mate token gives the caller context; the Mate API reads it from the Authorization header', async () => {
   const token = await tokenFor();
   const ctx = await auth(token);
-  assert.deepEqual(ctx, { tenantId: acme.tenantId, clientId: 'acme', timeZone: 'Europe/Copenhagen', mateId: acme.mateId, mateName: acme.mateUsername });
-  const viaRequest = await authenticateMate({ server: t.app, headers: { authorization: `bearer ${token}` } } as unknown as FastifyRequest);
-  assert.deepEqual(viaRequest, ctx);
+  assert.deepEqual(ctx, {
+    tenantId: acme.tenantId,
+    clientId: 'acme',
+    timeZone: 'Europe/Copenhagen',
+    mateId: acme.mateId,
+    mateName: acme.mateUsername,
+  });
+  const viaRequest = await t.app.inject({ method: 'GET', url: '/api/OkToRun/none', headers: { authorization: `bearer ${token}` } });
+  assert.equal(viaRequest.json().code, 'process_not_found', 'authenticated: the call got as far as the process');
   const m = await freshMate();
   assert.equal((await auth(await tokenFor({ username: m.username, password: m.password }))).mateName, `Bot ${m.username}`);
 });
 
 test('C21: no token, a malformed header or token → invalid_token with the §5 challenges', async () => {
-  const none = await assertRefused(authenticateMate({ server: t.app, headers: {}, query: { access_token: await tokenFor() } } as unknown as FastifyRequest));
-  assert.equal(authErrorHeaders(none, false), 'Bearer realm="apimate"');
+  // a token in the query is never read (docs/mate-api.md §3)
+  const none = await t.app.inject({ method: 'GET', url: `/api/OkToRun/none?access_token=${await tokenFor()}` });
+  assert.equal(none.statusCode, 401);
+  assert.equal(none.json().code, 'invalid_token');
+  assert.equal(none.headers['www-authenticate'], 'Bearer realm="apimate"');
   for (const h of ['Basic YTpi', 'Bearer', 'Bearer not-a-jwt', 'Bearer a.b.c', `Token ${await tokenFor()}`]) {
-    const err = await assertRefused(authenticateAuthorization(t.app.mateAuth, h));
+    const err = await assertRefused(authenticateAuthorization(t.app.services.auth, h));
     assert.equal(authErrorHeaders(err, true), 'Bearer realm="apimate", error="invalid_token"');
   }
-  assert.equal(authErrorHeaders(new AppError('insufficient_scope', 'x'), true), 'Bearer error="insufficient_scope", scope="apimate"');
-  assert.equal(authErrorHeaders(new AppError('task_not_found', 'x'), true), null);
+  assert.equal(authErrorHeaders(new Refusal('insufficient_scope', 'x'), true), 'Bearer error="insufficient_scope", scope="apimate"');
+  assert.equal(authErrorHeaders(new Refusal('task_not_found', 'x'), true), null);
 });
 
 test('C21: a token expires after 3600 s (30 s leeway), by the injected clock', async () => {
@@ -117,7 +127,7 @@ test('C21: a password change revokes earlier tokens at once; the new password si
   const m = await freshMate();
   const token = await tokenFor({ username: m.username, password: m.password });
   await auth(token);
-  await changeMatePassword(t.store, acme.tenantId, m.id, 'a-brand-new-password', { clock });
+  await t.app.services.units.transaction((tx) => changeMatePassword(tx, acme.tenantId, m.id, 'a-brand-new-password', clock.now()));
   await assertRefused(auth(token));
   assert.equal((await signIn({ username: m.username, password: m.password })).json().error, 'invalid_grant');
   const fresh = await tokenFor({ username: m.username, password: 'a-brand-new-password' });
@@ -128,10 +138,10 @@ test('C21: a password change revokes earlier tokens at once; the new password si
 test('disabling a Mate revokes its tokens; enabling it again does not bring them back', async () => {
   const m = await freshMate();
   const token = await tokenFor({ username: m.username, password: m.password });
-  await setMateDisabled(t.store, acme.tenantId, m.id, true, { clock });
+  await t.app.services.units.transaction((tx) => setMateDisabled(tx, acme.tenantId, m.id, true, clock.now()));
   await assertRefused(auth(token));
   assert.equal((await signIn({ username: m.username, password: m.password })).statusCode, 400);
-  await setMateDisabled(t.store, acme.tenantId, m.id, false, { clock });
+  await t.app.services.units.transaction((tx) => setMateDisabled(tx, acme.tenantId, m.id, false, clock.now()));
   await assertRefused(auth(token));
   assert.equal((await auth(await tokenFor({ username: m.username, password: m.password }))).mateId, m.id);
 });
@@ -139,7 +149,7 @@ test('disabling a Mate revokes its tokens; enabling it again does not bring them
 test('rotating the API secret without grace: old secret and old tokens refused at once', async () => {
   const tenant = await seedTenant(t.store, 'rotate-now');
   const token = await tokenFor({ tenant });
-  const { apiSecret, secretVersion } = await rotateApiSecret(t.store, tenant.tenantId, { clock });
+  const { apiSecret, secretVersion } = await t.app.services.units.transaction((tx) => rotateApiSecret(tx, tenant.tenantId, clock.now()));
   assert.equal(secretVersion, 2);
   assert.notEqual(apiSecret, tenant.apiSecret);
   await assertRefused(auth(token));
@@ -149,7 +159,12 @@ test('rotating the API secret without grace: old secret and old tokens refused a
   const fresh = await tokenFor({ tenant, secret: apiSecret });
   assert.equal(decodeJwt(fresh).sv, 2);
   assert.equal((await auth(fresh)).tenantId, tenant.tenantId);
-  const stored = await t.store.db.selectFrom('tenant_api_secrets').select('secret_hash').where('tenant_id', '=', tenant.tenantId).where('version', '=', 2).executeTakeFirstOrThrow();
+  const stored = await t.store.db
+    .selectFrom('tenant_api_secrets')
+    .select('secret_hash')
+    .where('tenant_id', '=', tenant.tenantId)
+    .where('version', '=', 2)
+    .executeTakeFirstOrThrow();
   assert.equal(stored.secret_hash, crypto.createHash('sha256').update(apiSecret).digest('hex'), 'only the SHA-256 is kept');
 });
 
@@ -159,7 +174,7 @@ test('rotating the API secret with a grace period: old secret and old-sv tokens 
   const start = clock.now();
   try {
     const token = await tokenFor({ tenant });
-    const { apiSecret } = await rotateApiSecret(t.store, tenant.tenantId, { clock });
+    const { apiSecret } = await t.app.services.units.transaction((tx) => rotateApiSecret(tx, tenant.tenantId, clock.now()));
     await auth(token);
     const viaOld = await tokenFor({ tenant }); // the old secret still signs in...
     assert.equal(decodeJwt(viaOld).sv, 1, '...and its token carries the old version, so it ends with the grace');
@@ -208,10 +223,24 @@ test("another tenant's token cannot act as this tenant", async () => {
   assert.equal(ctx.tenantId, other.tenantId);
   assert.notEqual(ctx.tenantId, acme.tenantId);
   // a token naming this tenant but another tenant's Mate (even signed with the real key) is refused
-  const forged = await issueMateToken(t.app.mateAuth.keys, { issuer: 'queuemate', mateId: other.mateId, clientId: 'acme', credentialVersion: 1, secretVersion: 1, now: clock.now() });
+  const forged = await issueMateToken(t.app.services.auth.keys, {
+    issuer: 'queuemate',
+    mateId: other.mateId,
+    clientId: 'acme',
+    credentialVersion: 1,
+    secretVersion: 1,
+    now: clock.now(),
+  });
   await assertRefused(auth(forged.token));
   // and one naming an unknown tenant
-  const ghost = await issueMateToken(t.app.mateAuth.keys, { issuer: 'queuemate', mateId: acme.mateId, clientId: 'ghost', credentialVersion: 1, secretVersion: 1, now: clock.now() });
+  const ghost = await issueMateToken(t.app.services.auth.keys, {
+    issuer: 'queuemate',
+    mateId: acme.mateId,
+    clientId: 'ghost',
+    credentialVersion: 1,
+    secretVersion: 1,
+    now: clock.now(),
+  });
   await assertRefused(auth(ghost.token));
 });
 
@@ -225,9 +254,13 @@ test('forged tokens are refused: unknown kid, alg none, HS256 keyed with the pub
   const claims = decodeJwt(real);
 
   const stranger = await generateKeyPair('EdDSA');
-  const unknownKid = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'not-a-known-kid' }).sign(stranger.privateKey);
+  const unknownKid = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'not-a-known-kid' })
+    .sign(stranger.privateKey);
   await assertRefused(auth(unknownKid));
-  const strangerWithRealKid = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: header.kid }).sign(stranger.privateKey);
+  const strangerWithRealKid = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: header.kid })
+    .sign(stranger.privateKey);
   await assertRefused(auth(strangerWithRealKid));
 
   await assertRefused(auth(`${b64({ alg: 'none', typ: 'JWT', kid: header.kid })}.${b64(claims)}.`));
@@ -235,7 +268,11 @@ test('forged tokens are refused: unknown kid, alg none, HS256 keyed with the pub
 
   const row = await t.store.db.selectFrom('signing_keys').select('public_jwk').where('kid', '=', header.kid!).executeTakeFirstOrThrow();
   const publicJwk = row.public_jwk as { x: string };
-  for (const secret of [Buffer.from(publicJwk.x, 'base64url'), new TextEncoder().encode(JSON.stringify(publicJwk)), new TextEncoder().encode(publicJwk.x)]) {
+  for (const secret of [
+    Buffer.from(publicJwk.x, 'base64url'),
+    new TextEncoder().encode(JSON.stringify(publicJwk)),
+    new TextEncoder().encode(publicJwk.x),
+  ]) {
     const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: header.kid }).sign(secret);
     await assertRefused(auth(hs));
   }
@@ -243,26 +280,29 @@ test('forged tokens are refused: unknown kid, alg none, HS256 keyed with the pub
   const [h, , s] = real.split('.');
   await assertRefused(auth(`${h}.${b64({ ...claims, sub: String(other.mateId) })}.${s}`));
 
-  await assertRefused(auth(await signClaims(t.app.mateAuth.keys, { ...claims, iss: 'someone-else' })));
-  await assertRefused(auth(await signClaims(t.app.mateAuth.keys, { ...claims, aud: 'other-api' })));
+  await assertRefused(auth(await signClaims(t.app.services.auth.keys, { ...claims, iss: 'someone-else' })));
+  await assertRefused(auth(await signClaims(t.app.services.auth.keys, { ...claims, aud: 'other-api' })));
   // control: the same claims signed the same way are accepted
-  assert.equal((await auth(await signClaims(t.app.mateAuth.keys, claims))).mateId, acme.mateId);
+  assert.equal((await auth(await signClaims(t.app.services.auth.keys, claims))).mateId, acme.mateId);
 });
 
-test('a valid token that is not a Mate\'s → insufficient_scope', async () => {
+test("a valid token that is not a Mate's → insufficient_scope", async () => {
   const claims = decodeJwt(await tokenFor());
-  const err = await assertRefused(auth(await signClaims(t.app.mateAuth.keys, { ...claims, 'auth.anymate.app/UserType': 'User' })), 'insufficient_scope');
+  const err = await assertRefused(
+    auth(await signClaims(t.app.services.auth.keys, { ...claims, 'auth.anymate.app/UserType': 'User' })),
+    'insufficient_scope',
+  );
   assert.equal(authErrorHeaders(err, true), 'Bearer error="insufficient_scope", scope="apimate"');
 });
 
-test('a second process (its own caches and keys) accepts this process\'s tokens and sees revocations', async () => {
+test("a second process (its own caches and keys) accepts this process's tokens and sees revocations", async () => {
   // another Kysely on the same database: not reached by this process's local invalidation
   const db2 = new Kysely<Database>({ dialect: new PostgresDialect({ pool: t.store.pool }) });
-  const second = await MateAuth.create(t.config, { db: db2 }, clock);
+  const second = await MateAuth.create(t.config, { db: db2 }, clock, new ChangeNotifier());
   const m = await freshMate();
   const token = await tokenFor({ username: m.username, password: m.password });
   assert.equal((await auth(token, second)).mateId, m.id);
-  await changeMatePassword(t.store, acme.tenantId, m.id, 'changed-elsewhere-123', { clock });
+  await t.app.services.units.transaction((tx) => changeMatePassword(tx, acme.tenantId, m.id, 'changed-elsewhere-123', clock.now()));
   await assertRefused(auth(token)); // here: at once
   clock.advance(2.1);
   await assertRefused(auth(token, second)); // there: after its entry aged

@@ -8,9 +8,10 @@ import path from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, calculateJwkThumbprint, exportJWK, importJWK, type JWK } from 'jose';
 import { ManualClock } from '../src/lib/clock.js';
-import { AppError } from '../src/lib/errors.js';
+import { Refusal } from '../src/lib/errors.js';
 import { testConfig } from '../src/config.js';
 import { createApp } from '../src/app.js';
+import { ChangeNotifier } from '../src/lib/notifier.js';
 import { KeyRing, rotateSigningKey, RETIRED_KEY_GRACE_SECONDS, KEY_REFRESH_SECONDS } from '../src/auth/keys.js';
 import { authenticateAuthorization } from '../src/auth/authenticate.js';
 import type { Database } from '../src/db/types.js';
@@ -23,14 +24,20 @@ async function signIn(t: TestApp, s: SeededTenant): Promise<string> {
     method: 'POST',
     url: '/connect/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'password', client_id: s.clientId, client_secret: s.apiSecret, username: s.mateUsername, password: s.matePassword }).toString(),
+    payload: new URLSearchParams({
+      grant_type: 'password',
+      client_id: s.clientId,
+      client_secret: s.apiSecret,
+      username: s.mateUsername,
+      password: s.matePassword,
+    }).toString(),
   });
   assert.equal(r.statusCode, 200, r.body);
   return r.json().access_token;
 }
 
 async function refused(p: Promise<unknown>): Promise<void> {
-  await assert.rejects(p, (err) => err instanceof AppError && err.code === 'invalid_token');
+  await assert.rejects(p, (err) => err instanceof Refusal && err.code === 'invalid_token');
 }
 
 test('EdDSA by default: one key generated and stored at first use; the token verifies with its public JWK', async () => {
@@ -63,7 +70,9 @@ test('several processes starting at once on an empty store create exactly one ke
   try {
     // separate Kysely instances: like separate processes, no shared in-memory state
     const dbs = Array.from({ length: 6 }, () => new Kysely<Database>({ dialect: new PostgresDialect({ pool: store.pool }) }));
-    const rings = await Promise.all(dbs.map((db) => KeyRing.create(db, clock, { tokenKeyFile: null, tokenSecret: null })));
+    const rings = await Promise.all(
+      dbs.map((db) => KeyRing.create(db, clock, { tokenKeyFile: null, tokenSecret: null }, new ChangeNotifier())),
+    );
     const keys = await Promise.all(rings.map((r) => r.signingKey()));
     assert.equal(new Set(keys.map((k) => k.kid)).size, 1);
     const rows = await store.db.selectFrom('signing_keys').selectAll().execute();
@@ -82,10 +91,15 @@ test('rotateSigningKey: new tokens use the new key, old tokens still verify, the
     const before = await signIn(t, s);
     const oldKid = decodeProtectedHeader(before).kid!;
     // another process: a ring on another Kysely instance, not told of the rotation
-    const elsewhere = await KeyRing.create(new Kysely<Database>({ dialect: new PostgresDialect({ pool: t.store.pool }) }), clock, { tokenKeyFile: null, tokenSecret: null });
+    const elsewhere = await KeyRing.create(
+      new Kysely<Database>({ dialect: new PostgresDialect({ pool: t.store.pool }) }),
+      clock,
+      { tokenKeyFile: null, tokenSecret: null },
+      new ChangeNotifier(),
+    );
     assert.equal((await elsewhere.signingKey()).kid, oldKid);
 
-    const { kid, retired } = await rotateSigningKey(t.store, { clock });
+    const { kid, retired } = await t.app.services.units.transaction((tx) => rotateSigningKey(tx, clock.now()));
     assert.notEqual(kid, oldKid);
     assert.deepEqual(retired, [oldKid]);
     const rows = await t.store.db.selectFrom('signing_keys').select(['kid', 'retired_at']).orderBy('created_at').execute();
@@ -94,21 +108,21 @@ test('rotateSigningKey: new tokens use the new key, old tokens still verify, the
 
     const afterToken = await signIn(t, s);
     assert.equal(decodeProtectedHeader(afterToken).kid, kid, 'this process signs with the new key at once');
-    assert.equal((await authenticateAuthorization(t.app.mateAuth, `Bearer ${before}`)).mateId, s.mateId, 'old token still verifies');
-    assert.equal((await authenticateAuthorization(t.app.mateAuth, `Bearer ${afterToken}`)).mateId, s.mateId);
+    assert.equal((await authenticateAuthorization(t.app.services.auth, `Bearer ${before}`)).mateId, s.mateId, 'old token still verifies');
+    assert.equal((await authenticateAuthorization(t.app.services.auth, `Bearer ${afterToken}`)).mateId, s.mateId);
 
     assert.equal((await elsewhere.signingKey()).kid, oldKid, 'another process keeps its key until its refresh');
     assert.ok(await elsewhere.verificationKey(kid), 'an unknown kid makes it re-read the keys');
     clock.advance(KEY_REFRESH_SECONDS);
     assert.equal((await elsewhere.signingKey()).kid, kid, '...and it signs with the new key within the refresh period');
 
-    const ring = t.app.mateAuth.keys;
+    const ring = t.app.services.auth.keys;
     clock.advance(RETIRED_KEY_GRACE_SECONDS - KEY_REFRESH_SECONDS - 1);
     assert.ok(await ring.verificationKey(oldKid), 'the retired key verifies for a token lifetime');
     clock.advance(2);
     assert.equal(await ring.verificationKey(oldKid), null, 'then it is gone');
     assert.ok(await ring.verificationKey(kid));
-    await refused(authenticateAuthorization(t.app.mateAuth, `Bearer ${before}`));
+    await refused(authenticateAuthorization(t.app.services.auth, `Bearer ${before}`));
     elsewhere.close();
   } finally {
     await t.close();
@@ -127,7 +141,7 @@ test('HS256 mode (tokenSecret): HS256 tokens with the secret, nothing stored, Ed
     assert.equal(header.typ, 'JWT');
     assert.equal(typeof header.kid, 'string');
     await jwtVerify(token, new TextEncoder().encode(secret), { currentDate: clock.now() });
-    assert.equal((await authenticateAuthorization(t.app.mateAuth, `Bearer ${token}`)).mateId, s.mateId);
+    assert.equal((await authenticateAuthorization(t.app.services.auth, `Bearer ${token}`)).mateId, s.mateId);
     assert.equal((await t.store.db.selectFrom('signing_keys').selectAll().execute()).length, 0);
 
     // a token of the default (EdDSA, stored-key) mode on the same store is not accepted here
@@ -137,12 +151,18 @@ test('HS256 mode (tokenSecret): HS256 tokens with the secret, nothing stored, Ed
         method: 'POST',
         url: '/connect/token',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ grant_type: 'password', client_id: s.clientId, client_secret: s.apiSecret, username: s.mateUsername, password: s.matePassword }).toString(),
+        payload: new URLSearchParams({
+          grant_type: 'password',
+          client_id: s.clientId,
+          client_secret: s.apiSecret,
+          username: s.mateUsername,
+          password: s.matePassword,
+        }).toString(),
       });
       const other = r.json().access_token as string;
       assert.equal(decodeProtectedHeader(other).alg, 'EdDSA');
-      await refused(authenticateAuthorization(t.app.mateAuth, `Bearer ${other}`));
-      await refused(authenticateAuthorization(eddsa.mateAuth, `Bearer ${token}`));
+      await refused(authenticateAuthorization(t.app.services.auth, `Bearer ${other}`));
+      await refused(authenticateAuthorization(eddsa.services.auth, `Bearer ${token}`));
     } finally {
       await eddsa.close();
     }
@@ -151,7 +171,7 @@ test('HS256 mode (tokenSecret): HS256 tokens with the secret, nothing stored, Ed
   }
 });
 
-test('key file mode (tokenKeyFile): tokens signed with the file\'s Ed25519 key; a bad file stops start-up', async () => {
+test("key file mode (tokenKeyFile): tokens signed with the file's Ed25519 key; a bad file stops start-up", async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qm-key-'));
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
   const file = path.join(dir, 'token.pem');
@@ -169,8 +189,14 @@ test('key file mode (tokenKeyFile): tokens signed with the file\'s Ed25519 key; 
     assert.equal((await t.store.db.selectFrom('signing_keys').selectAll().execute()).length, 0);
 
     fs.writeFileSync(path.join(dir, 'bad.pem'), 'not a key');
-    await assert.rejects(createApp(testConfig({ tokenKeyFile: path.join(dir, 'bad.pem') }), { store: t.store, clock }), /not a PEM PKCS#8 Ed25519/);
-    await assert.rejects(createApp(testConfig({ tokenKeyFile: path.join(dir, 'missing.pem') }), { store: t.store, clock }), /cannot read the token key file/);
+    await assert.rejects(
+      createApp(testConfig({ tokenKeyFile: path.join(dir, 'bad.pem') }), { store: t.store, clock }),
+      /not a PEM PKCS#8 Ed25519/,
+    );
+    await assert.rejects(
+      createApp(testConfig({ tokenKeyFile: path.join(dir, 'missing.pem') }), { store: t.store, clock }),
+      /cannot read the token key file/,
+    );
   } finally {
     await t.close();
     fs.rmSync(dir, { recursive: true, force: true });

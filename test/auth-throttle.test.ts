@@ -21,7 +21,8 @@ before(async () => {
   acme = await seedTenant(t.store, 'acme');
   other = await seedTenant(t.store, 'other');
   for (const tenant of [acme, other]) {
-    for (const name of ['robot', 'robot2', 'robot3', 'robot4', 'robot5']) await createMate(t.store.db, tenant.tenantId, { username: name, password: ROBOT_PASSWORD });
+    for (const name of ['robot', 'robot2', 'robot3', 'robot4', 'robot5'])
+      await createMate(t.store.db, tenant.tenantId, { username: name, password: ROBOT_PASSWORD });
   }
 });
 after(async () => {
@@ -40,7 +41,13 @@ function signIn(opts: { tenant?: SeededTenant; username: string; password: strin
     url: '/connect/token',
     remoteAddress: opts.address,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'password', client_id: tenant.clientId, client_secret: tenant.apiSecret, username: opts.username, password: opts.password }).toString(),
+    payload: new URLSearchParams({
+      grant_type: 'password',
+      client_id: tenant.clientId,
+      client_secret: tenant.apiSecret,
+      username: opts.username,
+      password: opts.password,
+    }).toString(),
   });
 }
 
@@ -73,7 +80,12 @@ test('after the limit of failures a username is throttled: 429, Retry-After, inv
   const again = await signIn({ username: 'robot', password: 'wrong-password', address });
   assert.equal(again.statusCode, 429);
   assert.equal(again.headers['retry-after'], String(WINDOW - 20));
-  const row = await t.store.db.selectFrom('sign_in_failures').selectAll().where('scope', '=', 'user').where('subject', '=', `${acme.tenantId}:robot`).executeTakeFirstOrThrow();
+  const row = await t.store.db
+    .selectFrom('sign_in_failures')
+    .selectAll()
+    .where('scope', '=', 'user')
+    .where('subject', '=', `${acme.tenantId}:robot`)
+    .executeTakeFirstOrThrow();
   assert.equal(row.failures, 3);
   assert.ok(row.blocked_until, 'the block is recorded');
 
@@ -97,7 +109,11 @@ test('failures older than the window no longer count', async () => {
   await fail('robot4', address, 2);
   clock.advance(WINDOW + 1);
   await fail('robot4', address, 2);
-  assert.equal((await signIn({ username: 'robot4', password: ROBOT_PASSWORD, address })).statusCode, 200, 'only 2 failures in the current window');
+  assert.equal(
+    (await signIn({ username: 'robot4', password: ROBOT_PASSWORD, address })).statusCode,
+    200,
+    'only 2 failures in the current window',
+  );
 });
 
 test('unknown usernames count too, and an address is throttled across usernames', async () => {
@@ -129,9 +145,17 @@ test('behind a trusted proxy the client address comes from X-Forwarded-For', asy
   try {
     const viaProxy = (client: string, username: string) =>
       proxied.inject({
-        method: 'POST', url: '/connect/token', remoteAddress: '127.0.0.1',
+        method: 'POST',
+        url: '/connect/token',
+        remoteAddress: '127.0.0.1',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': client },
-        payload: new URLSearchParams({ grant_type: 'password', client_id: acme.clientId, client_secret: acme.apiSecret, username, password: 'wrong-password' }).toString(),
+        payload: new URLSearchParams({
+          grant_type: 'password',
+          client_id: acme.clientId,
+          client_secret: acme.apiSecret,
+          username,
+          password: 'wrong-password',
+        }).toString(),
       });
     const names = ['robot', 'robot2', 'robot3', 'robot4', 'robot5'];
     // 5 failures (the address limit) from one client behind the proxy, spread over usernames

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
 import { ManualClock } from '../src/lib/clock.js';
-import { setMateDisabled } from '../src/auth/revocation.js';
+import { setMateDisabled } from '../src/accounts/service.js';
 import { authenticateAuthorization } from '../src/auth/authenticate.js';
 import { OverloadedError, Semaphore } from '../src/auth/semaphore.js';
 import { parseForm } from '../src/auth/routes.js';
@@ -25,7 +25,7 @@ before(async () => {
   other = await seedTenant(t.store, 'other');
   await seedUser(t.store, acme.tenantId, 'alice');
   const m = await createMate(t.store.db, acme.tenantId, { username: 'OffBot', password: 'off-bot-password-1' });
-  await setMateDisabled(t.store, acme.tenantId, m.id, true);
+  await t.app.services.units.transaction((tx) => setMateDisabled(tx, acme.tenantId, m.id, true, clock.now()));
   disabledMate = { username: 'OffBot', password: 'off-bot-password-1' };
 });
 after(async () => {
@@ -44,7 +44,10 @@ function good(overrides: Record<string, string | undefined> = {}): Record<string
   return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as Record<string, string>;
 }
 
-function post(payload: string | Record<string, string>, opts: { headers?: Record<string, string>; url?: string; contentType?: string | null } = {}) {
+function post(
+  payload: string | Record<string, string>,
+  opts: { headers?: Record<string, string>; url?: string; contentType?: string | null } = {},
+) {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.contentType !== null) headers['content-type'] = opts.contentType ?? FORM;
   return t.app.inject({
@@ -102,7 +105,10 @@ test('C2/C13: the token decodes unverified to the claims of mate-api §2', async
   assert.equal(typeof header.kid, 'string');
   assert.ok(header.kid!.length > 0);
   const c = decodeJwt(jwt);
-  assert.deepEqual(Object.keys(c).sort(), ['aud', 'auth.anymate.app/CustomerKey', 'auth.anymate.app/UserType', 'cv', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub', 'sv'].sort());
+  assert.deepEqual(
+    Object.keys(c).sort(),
+    ['aud', 'auth.anymate.app/CustomerKey', 'auth.anymate.app/UserType', 'cv', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub', 'sv'].sort(),
+  );
   assert.equal(c.iss, 'queuemate');
   assert.equal(c.sub, String(acme.mateId));
   assert.equal(c.aud, 'apimate');
@@ -123,7 +129,7 @@ test('each sign-in issues a new token (new jti) and leaves earlier ones valid', 
   const a = (await post(good())).json().access_token;
   const b = (await post(good())).json().access_token;
   assert.notEqual(decodeJwt(a).jti, decodeJwt(b).jti);
-  for (const tok of [a, b]) assert.equal((await authenticateAuthorization(t.app.mateAuth, `Bearer ${tok}`)).mateId, acme.mateId);
+  for (const tok of [a, b]) assert.equal((await authenticateAuthorization(t.app.services.auth, `Bearer ${tok}`)).mateId, acme.mateId);
 });
 
 test('Client Id and username compare case-insensitively; scope=apimate and unknown fields are accepted', async () => {
@@ -171,14 +177,18 @@ test('unknown Client Id and wrong secret → 401 invalid_client, identical bodie
 });
 
 test('HTTP Basic client credentials work; a failure then carries WWW-Authenticate: Basic', async () => {
-  const ok = await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: basic('ACME', acme.apiSecret) } });
+  const ok = await post(good({ client_id: undefined, client_secret: undefined }), {
+    headers: { authorization: basic('ACME', acme.apiSecret) },
+  });
   assert.equal(ok.statusCode, 200, ok.body);
   assert.equal(decodeJwt(ok.json().access_token)['auth.anymate.app/CustomerKey'], 'acme');
 
   const bad = await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: basic('acme', 'wrong') } });
   assertError(bad, 401, 'invalid_client');
   assert.match(String(bad.headers['www-authenticate']), /^Basic\b/);
-  const unknown = await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: basic('nope', 'wrong') } });
+  const unknown = await post(good({ client_id: undefined, client_secret: undefined }), {
+    headers: { authorization: basic('nope', 'wrong') },
+  });
   assert.equal(unknown.body, bad.body);
 
   // the same Client Id repeated in the form is tolerated
@@ -190,8 +200,18 @@ test('Basic and form credentials together → 400 invalid_request', async () => 
   const h = { authorization: basic('acme', acme.apiSecret) };
   assertError(await post(good(), { headers: h }), 400, 'invalid_request'); // form client_secret too
   assertError(await post(good({ client_id: 'other', client_secret: undefined }), { headers: h }), 400, 'invalid_request');
-  assertError(await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: 'Basic !!!' } }), 400, 'invalid_request');
-  assertError(await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` } }), 400, 'invalid_request');
+  assertError(
+    await post(good({ client_id: undefined, client_secret: undefined }), { headers: { authorization: 'Basic !!!' } }),
+    400,
+    'invalid_request',
+  );
+  assertError(
+    await post(good({ client_id: undefined, client_secret: undefined }), {
+      headers: { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` },
+    }),
+    400,
+    'invalid_request',
+  );
 });
 
 test('not form-encoded → 400 invalid_request (not 415)', async () => {
@@ -226,7 +246,11 @@ test('a body over 16 KiB is refused with an OAuth error body', async () => {
 });
 
 test('grant_type other than password → 400 unsupported_grant_type; scope other than apimate → 400 invalid_scope', async () => {
-  assertError(await post(good({ grant_type: 'client_credentials', username: undefined, password: undefined })), 400, 'unsupported_grant_type');
+  assertError(
+    await post(good({ grant_type: 'client_credentials', username: undefined, password: undefined })),
+    400,
+    'unsupported_grant_type',
+  );
   assertError(await post(good({ grant_type: 'Password' })), 400, 'unsupported_grant_type');
   assertError(await post(good({ scope: 'openid' })), 400, 'invalid_scope');
   assertError(await post(good({ scope: 'apimate offline_access' })), 400, 'invalid_scope');

@@ -5,14 +5,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { testApp, type TestApp } from './helpers/app.js';
+import { testApp, updateSettings, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate, getToken } from './helpers/mate.js';
 import { snapshot } from './helpers/snapshot.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
-import { loadProcessByKey, updateProcessSettings } from '../src/processes/store.js';
+import { loadProcessByKey } from '../src/processes/store.js';
 import { signClaims, CUSTOMER_KEY_CLAIM, USER_TYPE_CLAIM } from '../src/auth/tokens.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z'); // a Monday
@@ -36,15 +36,11 @@ let foreign: number;
 before(async () => {
   t = await testApp({ clock });
   tenant = await seedTenant(t.store, 'bad', {
-    processes: [
-      { processKey: 'PK', fields: FIELDS },
-      { processKey: 'Free' },
-      { processKey: 'Closed', fields: FIELDS },
-    ],
+    processes: [{ processKey: 'PK', fields: FIELDS }, { processKey: 'Free' }, { processKey: 'Closed', fields: FIELDS }],
   });
   otherTenant = await seedTenant(t.store, 'other', { processes: [{ processKey: 'OtherKey', fields: FIELDS }] });
   const closed = (await loadProcessByKey(t.store.db, tenant.tenantId, 'Closed'))!;
-  await updateProcessSettings(t.store.db, tenant.tenantId, closed.id, { gate_open: false });
+  await updateSettings(t, tenant.tenantId, closed.id, { gate_open: false });
   await createMate(t.store.db, tenant.tenantId, { username: 'colleague', password: 'colleague-password-1' });
   mate = await Mate.signIn(t.app, tenant);
   colleague = await Mate.signIn(t.app, tenant, 'colleague', 'colleague-password-1');
@@ -78,8 +74,15 @@ interface Raw {
 }
 
 /** A request with exactly these headers (no defaults) and a raw body. */
-async function raw(method: 'GET' | 'POST', url: string, opts: { token?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Raw> {
-  const headers: Record<string, string> = { ...(opts.token === null ? {} : { authorization: `Bearer ${opts.token ?? mate.token}` }), ...opts.headers };
+async function raw(
+  method: 'GET' | 'POST',
+  url: string,
+  opts: { token?: string | null; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<Raw> {
+  const headers: Record<string, string> = {
+    ...(opts.token === null ? {} : { authorization: `Bearer ${opts.token ?? mate.token}` }),
+    ...opts.headers,
+  };
   const res = await t.app.inject({ method, url, headers, payload: opts.body });
   let body: unknown;
   try {
@@ -90,7 +93,10 @@ async function raw(method: 'GET' | 'POST', url: string, opts: { token?: string |
   return { status: res.statusCode, headers: res.headers, body, text: res.body };
 }
 
-const json = (body: string | Buffer, headers: Record<string, string> = {}) => ({ body, headers: { 'content-type': 'application/json', ...headers } });
+const json = (body: string | Buffer, headers: Record<string, string> = {}) => ({
+  body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
 
 /** Asserts a refusal: status, code, the endpoint's normal keys and, for a 400, `errors`. */
 function refused(r: Raw, status: number, code: string, normal: Record<string, unknown> = {}): void {
@@ -124,7 +130,11 @@ const POSTS: { url: string; normal: Record<string, unknown>; array: boolean }[] 
   { url: '/api/UpdateTask', normal: {}, array: false },
   { url: '/api/FinishRun', normal: {}, array: false },
   { url: '/api/Failure', normal: {}, array: false },
-  ...['Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'ManualAsync', 'ErrorAsync', 'RetryAsync'].map((a) => ({ url: `/api/${a}`, normal: {}, array: false })),
+  ...['Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'ManualAsync', 'ErrorAsync', 'RetryAsync'].map((a) => ({
+    url: `/api/${a}`,
+    normal: {},
+    array: false,
+  })),
   { url: '/api/Return', normal: { results: [] }, array: true },
   { url: '/api/ExtendLock', normal: { lockedUntil: null }, array: false },
 ];
@@ -133,7 +143,18 @@ const POSTS: { url: string; normal: Record<string, unknown>; array: boolean }[] 
 // The body as a whole
 
 test('malformed JSON, empty body, null and duplicate keys → 400 invalid_body on every POST endpoint', async () => {
-  const bodies = ['{"coreSystemKey": "A",', '{"taskId": 1}}', "{'taskId': 1}", '[1, 2', '', '   ', 'null', '{"taskId": 1, "TASKID": 2}', '[{"a": 1, "A": 2}]', '{"x": {"k": 1, "K": 2}}'];
+  const bodies = [
+    '{"coreSystemKey": "A",',
+    '{"taskId": 1}}',
+    "{'taskId': 1}",
+    '[1, 2',
+    '',
+    '   ',
+    'null',
+    '{"taskId": 1, "TASKID": 2}',
+    '[{"a": 1, "A": 2}]',
+    '{"x": {"k": 1, "K": 2}}',
+  ];
   for (const { url, normal } of POSTS) {
     for (const body of bodies) {
       const r = await unchanged(() => raw('POST', url, json(body)));
@@ -155,7 +176,9 @@ test('a syntax error is reported with its position; a duplicate key names both s
 
 test('wrong top-level type: an array where an object is expected, an object where an array is', async () => {
   for (const { url, normal, array } of POSTS) {
-    const bodies = array ? ['{"taskId": 1}', '"x"', '42', 'true'] : [`[{"taskId": ${held}, "coreSystemKey": "A"}]`, '[]', '"x"', '42', 'false'];
+    const bodies = array
+      ? ['{"taskId": 1}', '"x"', '42', 'true']
+      : [`[{"taskId": ${held}, "coreSystemKey": "A"}]`, '[]', '"x"', '42', 'false'];
     for (const body of bodies) refused(await unchanged(() => raw('POST', url, json(body))), 400, 'invalid_body', normal);
   }
   const hint = await raw('POST', '/api/CreateTask/PK', json('[{"coreSystemKey": "A"}]'));
@@ -184,21 +207,50 @@ test('oversized body → 413 payload_too_large, with the endpoint keys, nothing 
 });
 
 test('too many items: CreateTasks above 10,000 and Return above 1,000 → 400 invalid_body', async () => {
-  refused(await unchanged(() => raw('POST', '/api/CreateTasks/PK', json(JSON.stringify(Array.from({ length: 10_001 }, () => ({})))))), 400, 'invalid_body', { taskIds: [] });
-  refused(await unchanged(() => raw('POST', '/api/Return', json(JSON.stringify(Array.from({ length: 1_001 }, () => ({ taskId: held, action: 'Solved' })))))), 400, 'invalid_body', { results: [] });
+  refused(
+    await unchanged(() => raw('POST', '/api/CreateTasks/PK', json(JSON.stringify(Array.from({ length: 10_001 }, () => ({})))))),
+    400,
+    'invalid_body',
+    { taskIds: [] },
+  );
+  refused(
+    await unchanged(() =>
+      raw('POST', '/api/Return', json(JSON.stringify(Array.from({ length: 1_001 }, () => ({ taskId: held, action: 'Solved' }))))),
+    ),
+    400,
+    'invalid_body',
+    { results: [] },
+  );
 });
 
 test('wrong or missing content type on a POST → 415 unsupported_media_type', async () => {
   const body = JSON.stringify({ coreSystemKey: 'A' });
-  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'application/jsonx', 'json']) {
-    refused(await unchanged(() => raw('POST', '/api/CreateTask/PK', { body, headers: { 'content-type': type } })), 415, 'unsupported_media_type', { taskId: -1 });
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+    'application/jsonx',
+    'json',
+  ]) {
+    refused(
+      await unchanged(() => raw('POST', '/api/CreateTask/PK', { body, headers: { 'content-type': type } })),
+      415,
+      'unsupported_media_type',
+      { taskId: -1 },
+    );
   }
   // no Content-Type at all, with a body and without one
   refused(await unchanged(() => raw('POST', '/api/CreateTask/PK', { body })), 415, 'unsupported_media_type', { taskId: -1 });
   refused(await unchanged(() => raw('POST', '/api/Solved', {})), 415, 'unsupported_media_type');
   refused(await unchanged(() => raw('POST', '/api/CreateTasks/PK', {})), 415, 'unsupported_media_type', { taskIds: [] });
   // the accepted forms
-  for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/vnd.api+json', 'application/json;charset=UTF-8']) {
+  for (const type of [
+    'application/json; charset=utf-8',
+    'Application/JSON',
+    'application/vnd.api+json',
+    'application/json;charset=UTF-8',
+  ]) {
     const r = await raw('POST', '/api/Solved', { body: JSON.stringify({ taskId: -5 }), headers: { 'content-type': type } });
     assert.equal(r.status, 200, `${type}: ${r.text}`);
     assert.equal(r.body.code, 'task_not_found');
@@ -224,7 +276,18 @@ test('unknown field → 400 unknown_field naming it; nothing created', async () 
 });
 
 test('unconvertible values → 400 invalid_field naming field and value', async () => {
-  for (const [field, value] of [['numberField', 'abc'], ['numberField', '12,5'], ['numberField', '1.234,5'], ['numberField', '1,000'], ['flag', 'yes'], ['numberField', { a: 1 }], ['coreSystemKey', ['a']], ['coreSystemKey', 'nul\u0000'], ['activationDate', '31/01/2024'], ['urgent', 'maybe']] as const) {
+  for (const [field, value] of [
+    ['numberField', 'abc'],
+    ['numberField', '12,5'],
+    ['numberField', '1.234,5'],
+    ['numberField', '1,000'],
+    ['flag', 'yes'],
+    ['numberField', { a: 1 }],
+    ['coreSystemKey', ['a']],
+    ['coreSystemKey', 'nul\u0000'],
+    ['activationDate', '31/01/2024'],
+    ['urgent', 'maybe'],
+  ] as const) {
     const r = await unchanged(() => raw('POST', '/api/CreateTask/PK', json(JSON.stringify({ coreSystemKey: 'A', [field]: value }))));
     refused(r, 400, 'invalid_field', { taskId: -1 });
     assert.equal(r.body.errors.length, 1);
@@ -235,12 +298,34 @@ test('unconvertible values → 400 invalid_field naming field and value', async 
   // every problem is listed; the message names the first
   const r = await unchanged(() => raw('POST', '/api/CreateTask/PK', json(JSON.stringify({ numberField: 'abc', flag: 'maybe', bogus: 1 }))));
   refused(r, 400, 'invalid_field', { taskId: -1 });
-  assert.deepEqual(r.body.errors.map((e: any) => [e.field, e.value, e.code]), [['numberField', 'abc', 'invalid_field'], ['flag', 'maybe', 'invalid_field'], ['bogus', 1, 'unknown_field']]);
+  assert.deepEqual(
+    r.body.errors.map((e: any) => [e.field, e.value, e.code]),
+    [
+      ['numberField', 'abc', 'invalid_field'],
+      ['flag', 'maybe', 'invalid_field'],
+      ['bogus', 1, 'unknown_field'],
+    ],
+  );
   assert.equal(r.body.message, r.body.errors[0].message);
   // the same on UpdateTask, CreateAndTakeTask and the action values
-  refused(await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId: held, numberField: '12,5' })))), 400, 'invalid_field');
-  refused(await unchanged(() => raw('POST', '/api/CreateAndTakeTask/PK', json(JSON.stringify({ numberField: 'abc' })))), 400, 'invalid_field', DUMMY('PK'));
-  for (const [key, value] of [['overwriteEntries', -1], ['overwriteSecondsSaved', 2 ** 31], ['overwriteEntries', '1.5'], ['reason', { a: 1 }], ['comment', [1]]] as const) {
+  refused(
+    await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId: held, numberField: '12,5' })))),
+    400,
+    'invalid_field',
+  );
+  refused(
+    await unchanged(() => raw('POST', '/api/CreateAndTakeTask/PK', json(JSON.stringify({ numberField: 'abc' })))),
+    400,
+    'invalid_field',
+    DUMMY('PK'),
+  );
+  for (const [key, value] of [
+    ['overwriteEntries', -1],
+    ['overwriteSecondsSaved', 2 ** 31],
+    ['overwriteEntries', '1.5'],
+    ['reason', { a: 1 }],
+    ['comment', [1]],
+  ] as const) {
     const s = await unchanged(() => raw('POST', '/api/Solved', json(JSON.stringify({ taskId: held, [key]: value }))));
     refused(s, 400, 'invalid_field');
     assert.deepEqual([s.body.errors[0].field, s.body.errors[0].value], [key, value]);
@@ -253,7 +338,18 @@ test('unconvertible values → 400 invalid_field naming field and value', async 
 });
 
 test('taskId, runId and processKey: absent or null → missing_field; unreadable → invalid_field', async () => {
-  const taskRoutes = ['UpdateTask', 'Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'ManualAsync', 'ErrorAsync', 'RetryAsync', 'ExtendLock'];
+  const taskRoutes = [
+    'UpdateTask',
+    'Solved',
+    'Manual',
+    'Error',
+    'Retry',
+    'SolvedAsync',
+    'ManualAsync',
+    'ErrorAsync',
+    'RetryAsync',
+    'ExtendLock',
+  ];
   for (const name of taskRoutes) {
     for (const body of [{ reason: 'r' }, { taskId: null }]) {
       const r = await unchanged(() => raw('POST', `/api/${name}`, json(JSON.stringify(body))));
@@ -288,29 +384,65 @@ test('TakeMany count 0, 101, abc or 1.5 → 400 invalid_field, nothing taken', a
 });
 
 test('CreateTasks with one bad item → 400 naming its index; nothing created', async () => {
-  const r = await unchanged(() => raw('POST', '/api/CreateTasks/PK', json(JSON.stringify([{ coreSystemKey: 'a' }, { coreSystemKey: 'b', numberField: 'abc' }, { coreSystemKey: 'c' }]))));
+  const r = await unchanged(() =>
+    raw(
+      'POST',
+      '/api/CreateTasks/PK',
+      json(JSON.stringify([{ coreSystemKey: 'a' }, { coreSystemKey: 'b', numberField: 'abc' }, { coreSystemKey: 'c' }])),
+    ),
+  );
   refused(r, 400, 'invalid_field', { taskIds: [] });
-  assert.deepEqual(r.body.errors.map((e: any) => [e.index, e.field, e.value, e.code]), [[1, 'numberField', 'abc', 'invalid_field']]);
+  assert.deepEqual(
+    r.body.errors.map((e: any) => [e.index, e.field, e.value, e.code]),
+    [[1, 'numberField', 'abc', 'invalid_field']],
+  );
   assert.match(r.body.message, /1/);
   const notObject = await unchanged(() => raw('POST', '/api/CreateTasks/PK', json('[{"coreSystemKey": "a"}, "b", [1], null]')));
   refused(notObject, 400, 'invalid_body', { taskIds: [] });
-  assert.deepEqual(notObject.body.errors.map((e: any) => e.index), [1, 2, 3]);
+  assert.deepEqual(
+    notObject.body.errors.map((e: any) => e.index),
+    [1, 2, 3],
+  );
   // at most 100 problems are listed
-  const many = await unchanged(() => raw('POST', '/api/CreateTasks/PK', json(JSON.stringify(Array.from({ length: 150 }, (_, i) => ({ coreSystemKey: `k${i}`, numberField: 'abc' }))))));
+  const many = await unchanged(() =>
+    raw(
+      'POST',
+      '/api/CreateTasks/PK',
+      json(JSON.stringify(Array.from({ length: 150 }, (_, i) => ({ coreSystemKey: `k${i}`, numberField: 'abc' })))),
+    ),
+  );
   refused(many, 400, 'invalid_field', { taskIds: [] });
   assert.equal(many.body.errors.length, 100);
-  assert.deepEqual(many.body.errors.slice(0, 3).map((e: any) => e.index), [0, 1, 2]);
+  assert.deepEqual(
+    many.body.errors.slice(0, 3).map((e: any) => e.index),
+    [0, 1, 2],
+  );
 });
 
 test('Return: bad items fail alone with 200 items_failed; a good item still runs', async () => {
-  const r = await unchanged(() => mate.post('/api/Return', [
-    { action: 'Solved' }, 'x', { taskId: 'abc', action: 'Solved' }, { taskId: held, action: 'Nope' }, { taskId: held }, { taskId: colleagues, action: 'solved' },
-  ]));
+  const r = await unchanged(() =>
+    mate.post('/api/Return', [
+      { action: 'Solved' },
+      'x',
+      { taskId: 'abc', action: 'Solved' },
+      { taskId: held, action: 'Nope' },
+      { taskId: held },
+      { taskId: colleagues, action: 'solved' },
+    ]),
+  );
   assert.equal(r.status, 200);
   assert.equal(r.body.code, 'items_failed');
-  assert.deepEqual(r.body.results.map((x: any) => [x.taskId, x.code]), [
-    [null, 'missing_field'], [null, 'invalid_field'], [null, 'invalid_field'], [held, 'invalid_field'], [held, 'missing_field'], [colleagues, 'task_not_locked_by_you'],
-  ]);
+  assert.deepEqual(
+    r.body.results.map((x: any) => [x.taskId, x.code]),
+    [
+      [null, 'missing_field'],
+      [null, 'invalid_field'],
+      [null, 'invalid_field'],
+      [held, 'invalid_field'],
+      [held, 'missing_field'],
+      [colleagues, 'task_not_locked_by_you'],
+    ],
+  );
 });
 
 // ------------------------------------------------------------------------------------------------
@@ -322,14 +454,26 @@ async function taskRow(id: number): Promise<any> {
 }
 
 test('a task not locked by the caller, a Solved task, a nonexistent one → 200 refusal, nothing changed', async () => {
-  const cases: [number, string][] = [[colleagues, 'task_not_locked_by_you'], [free, 'task_not_locked_by_you'], [solved, 'task_solved'], [999_999_999, 'task_not_found'], [0, 'task_not_found'], [-1, 'task_not_found']];
+  const cases: [number, string][] = [
+    [colleagues, 'task_not_locked_by_you'],
+    [free, 'task_not_locked_by_you'],
+    [solved, 'task_solved'],
+    [999_999_999, 'task_not_found'],
+    [0, 'task_not_found'],
+    [-1, 'task_not_found'],
+  ];
   for (const [taskId, code] of cases) {
     for (const name of ['Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'RetryAsync']) {
-      const r = await unchanged(() => raw('POST', `/api/${name}`, json(JSON.stringify({ taskId, reason: 'r', comment: 'c', overwriteEntries: 3 }))));
+      const r = await unchanged(() =>
+        raw('POST', `/api/${name}`, json(JSON.stringify({ taskId, reason: 'r', comment: 'c', overwriteEntries: 3 }))),
+      );
       refused(r, 200, code);
     }
-    refused(await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId, seconds: 60 })))), 200, code, { lockedUntil: null });
-    if (taskId !== free) refused(await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId, coreSystemKey: 'changed' })))), 200, code);
+    refused(await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId, seconds: 60 })))), 200, code, {
+      lockedUntil: null,
+    });
+    if (taskId !== free)
+      refused(await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId, coreSystemKey: 'changed' })))), 200, code);
   }
   // Retry with an unreadable activation date: the task stays locked by the caller
   const retry = await unchanged(() => raw('POST', '/api/Retry', json(JSON.stringify({ taskId: held, activationDate: 'soon' }))));
@@ -354,14 +498,20 @@ test("another tenant's task id → 200 task_not_found, the same answer as a none
   assert.equal(strip(foreignAnswer), strip(missing));
   assert.notDeepEqual(after1, before);
   // the first foreign task, also through UpdateTask and ExtendLock
-  refused(await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId: foreign, coreSystemKey: 'x' })))), 200, 'task_not_found');
-  refused(await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId: foreign })))), 200, 'task_not_found', { lockedUntil: null });
+  refused(
+    await unchanged(() => raw('POST', '/api/UpdateTask', json(JSON.stringify({ taskId: foreign, coreSystemKey: 'x' })))),
+    200,
+    'task_not_found',
+  );
+  refused(await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId: foreign })))), 200, 'task_not_found', {
+    lockedUntil: null,
+  });
 });
 
 // ------------------------------------------------------------------------------------------------
 // Token, process, route
 
-test('no token, garbage, expired, forged or another tenant\'s tampered token → 401 invalid_token with WWW-Authenticate', async () => {
+test("no token, garbage, expired, forged or another tenant's tampered token → 401 invalid_token with WWW-Authenticate", async () => {
   const none = await unchanged(() => raw('POST', '/api/CreateTask/PK', { token: null, ...json('{"coreSystemKey": "A"}') }));
   refused(none, 401, 'invalid_token', { taskId: -1 });
   assert.equal(none.headers['www-authenticate'], 'Bearer realm="apimate"');
@@ -371,14 +521,28 @@ test('no token, garbage, expired, forged or another tenant\'s tampered token →
   const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
   const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, [CUSTOMER_KEY_CLAIM]: tenant.clientId, sub: String(tenant.mateId) })).toString('base64url')}.${s}`;
   const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${p}.`;
-  const authorizations = ['Bearer garbage', 'Bearer ', 'Bearer', `Basic ${Buffer.from('a:b').toString('base64')}`, `Bearer ${tampered}`, `Bearer ${unsigned}`, `Token ${mate.token}`, `Bearer ${mate.token}x`];
+  const authorizations = [
+    'Bearer garbage',
+    'Bearer ',
+    'Bearer',
+    `Basic ${Buffer.from('a:b').toString('base64')}`,
+    `Bearer ${tampered}`,
+    `Bearer ${unsigned}`,
+    `Token ${mate.token}`,
+    `Bearer ${mate.token}x`,
+  ];
   for (const authorization of authorizations) {
-    const r = await unchanged(() => raw('POST', '/api/CreateTask/PK', { token: null, ...json('{"coreSystemKey": "A"}', { authorization }) }));
+    const r = await unchanged(() =>
+      raw('POST', '/api/CreateTask/PK', { token: null, ...json('{"coreSystemKey": "A"}', { authorization }) }),
+    );
     refused(r, 401, 'invalid_token', { taskId: -1 });
     assert.equal(r.headers['www-authenticate'], withError, authorization);
   }
   // in the query only: not read
-  refused(await raw('GET', `/api/OkToRun/PK?access_token=${mate.token}`, { token: null }), 401, 'invalid_token', { okToRun: false, gateOpen: false });
+  refused(await raw('GET', `/api/OkToRun/PK?access_token=${mate.token}`, { token: null }), 401, 'invalid_token', {
+    okToRun: false,
+    gateOpen: false,
+  });
   // expired: past exp plus the 30 s leeway
   const old = await getToken(t.app, tenant);
   clock.advance(3600 + 31);
@@ -388,7 +552,13 @@ test('no token, garbage, expired, forged or another tenant\'s tampered token →
   assert.match(expired.body.message, /expired/);
   // a person's token (valid signature, not a Mate's) → 403 insufficient_scope
   const now = Math.floor(clock.now().getTime() / 1000);
-  const person = await signClaims(t.app.mateAuth.keys, { ...claims, iat: now, exp: now + 3600, [CUSTOMER_KEY_CLAIM]: tenant.clientId, [USER_TYPE_CLAIM]: 'User' });
+  const person = await signClaims(t.app.services.auth.keys, {
+    ...claims,
+    iat: now,
+    exp: now + 3600,
+    [CUSTOMER_KEY_CLAIM]: tenant.clientId,
+    [USER_TYPE_CLAIM]: 'User',
+  });
   const p403 = await unchanged(() => raw('GET', '/api/StartRun/PK', { token: person }));
   refused(p403, 403, 'insufficient_scope', { processKey: 'PK', runId: -1 });
   assert.equal(p403.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="apimate"');
@@ -397,7 +567,7 @@ test('no token, garbage, expired, forged or another tenant\'s tampered token →
   mateB.token = await getToken(t.app, otherTenant);
 });
 
-test('unknown ProcessKey → 404 process_not_found; another tenant\'s key gets the same body', async () => {
+test("unknown ProcessKey → 404 process_not_found; another tenant's key gets the same body", async () => {
   for (const [method, url, normal] of [
     ['GET', '/api/OkToRun/Nope', { gateOpen: false, notBlockedDate: false, stoppedByErrors: false, tasksAvailable: false, okToRun: false }],
     ['GET', '/api/StartOrGetRun/Nope', { processKey: 'Nope', runId: -1 }],
@@ -428,14 +598,25 @@ test('unknown ProcessKey → 404 process_not_found; another tenant\'s key gets t
 });
 
 test('unknown route and wrong method → 404 route_not_found, before the token and the body are looked at', async () => {
-  const cases: [('GET' | 'POST'), string][] = [
-    ['GET', '/api/Nope'], ['GET', '/api/Nope/PK'], ['POST', '/api/TakeNext/PK'], ['GET', '/api/CreateTask/PK'], ['GET', '/api/Solved'],
-    ['GET', '/api/TakeNext'], ['GET', '/api/TakeNext/PK/extra'], ['GET', '/api//TakeNext/PK'], ['POST', '/api/CreateTask'], ['POST', '/api/Solved/PK'],
-    ['GET', '/apimate/Nope'], ['GET', '/api/OkToRun//PK'],
+  const cases: ['GET' | 'POST', string][] = [
+    ['GET', '/api/Nope'],
+    ['GET', '/api/Nope/PK'],
+    ['POST', '/api/TakeNext/PK'],
+    ['GET', '/api/CreateTask/PK'],
+    ['GET', '/api/Solved'],
+    ['GET', '/api/TakeNext'],
+    ['GET', '/api/TakeNext/PK/extra'],
+    ['GET', '/api//TakeNext/PK'],
+    ['POST', '/api/CreateTask'],
+    ['POST', '/api/Solved/PK'],
+    ['GET', '/apimate/Nope'],
+    ['GET', '/api/OkToRun//PK'],
   ];
   for (const [method, url] of cases) {
     for (const token of [mate.token, null, 'garbage']) {
-      for (const body of method === 'POST' ? [json('{"taskId": 1}'), json('{bad'), { body: 'x', headers: { 'content-type': 'text/plain' } }] : [{}]) {
+      for (const body of method === 'POST'
+        ? [json('{"taskId": 1}'), json('{bad'), { body: 'x', headers: { 'content-type': 'text/plain' } }]
+        : [{}]) {
         const r = await unchanged(() => raw(method, url, { token, ...body }));
         assert.equal(r.status, 404, `${method} ${url}: ${r.text}`);
         assert.equal(r.body.code, 'route_not_found', `${method} ${url}: ${r.text}`);
@@ -450,26 +631,64 @@ test('check order: route, token, content type and size, JSON syntax, process, va
   const noToken = { token: null };
   // bad token before content type, size and JSON
   refused(await raw('POST', '/api/CreateTask/PK', { ...noToken, ...json('{bad') }), 401, 'invalid_token', { taskId: -1 });
-  refused(await raw('POST', '/api/CreateTask/PK', { token: 'garbage', body: '{bad', headers: { 'content-type': 'text/plain' } }), 401, 'invalid_token');
-  refused(await raw('POST', '/api/CreateTask/Nope', { ...noToken, ...json(JSON.stringify({ x: 'y'.repeat(t.config.bodyLimit) })) }), 401, 'invalid_token');
+  refused(
+    await raw('POST', '/api/CreateTask/PK', { token: 'garbage', body: '{bad', headers: { 'content-type': 'text/plain' } }),
+    401,
+    'invalid_token',
+  );
+  refused(
+    await raw('POST', '/api/CreateTask/Nope', { ...noToken, ...json(JSON.stringify({ x: 'y'.repeat(t.config.bodyLimit) })) }),
+    401,
+    'invalid_token',
+  );
   // content type before JSON syntax and process
-  refused(await raw('POST', '/api/CreateTask/Nope', { body: '{bad', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+  refused(
+    await raw('POST', '/api/CreateTask/Nope', { body: '{bad', headers: { 'content-type': 'text/plain' } }),
+    415,
+    'unsupported_media_type',
+  );
   // JSON syntax and top-level type before process
   refused(await raw('POST', '/api/CreateTask/Nope', json('{bad')), 400, 'invalid_body', { taskId: -1 });
   refused(await raw('POST', '/api/CreateTasks/Nope', json('{}')), 400, 'invalid_body', { taskIds: [] });
   refused(await raw('POST', '/api/CreateTask/Nope', json('{"a": 1, "A": 2}')), 400, 'invalid_body');
   // process before values
-  refused(await unchanged(() => raw('POST', '/api/CreateTask/Nope', json('{"numberField": "abc"}'))), 404, 'process_not_found', { taskId: -1 });
-  refused(await unchanged(() => raw('POST', '/api/CreateTasks/Nope', json('[{"numberField": "abc"}]'))), 404, 'process_not_found', { taskIds: [] });
-  refused(await unchanged(() => raw('POST', '/api/CreateAndTakeTask/Nope', json('{"numberField": "abc"}'))), 404, 'process_not_found', DUMMY('Nope'));
+  refused(await unchanged(() => raw('POST', '/api/CreateTask/Nope', json('{"numberField": "abc"}'))), 404, 'process_not_found', {
+    taskId: -1,
+  });
+  refused(await unchanged(() => raw('POST', '/api/CreateTasks/Nope', json('[{"numberField": "abc"}]'))), 404, 'process_not_found', {
+    taskIds: [],
+  });
+  refused(
+    await unchanged(() => raw('POST', '/api/CreateAndTakeTask/Nope', json('{"numberField": "abc"}'))),
+    404,
+    'process_not_found',
+    DUMMY('Nope'),
+  );
   refused(await unchanged(() => raw('GET', '/api/TakeMany/Nope?count=abc')), 404, 'process_not_found');
-  refused(await unchanged(() => raw('POST', '/api/Failure', json('{"processKey": "Nope", "message": {"not": "text"}}'))), 404, 'process_not_found');
-  refused(await unchanged(() => raw('POST', '/api/CreateTask/Nope', json('{"numberField": "abc"}', { 'idempotency-key': '' }))), 404, 'process_not_found');
+  refused(
+    await unchanged(() => raw('POST', '/api/Failure', json('{"processKey": "Nope", "message": {"not": "text"}}'))),
+    404,
+    'process_not_found',
+  );
+  refused(
+    await unchanged(() => raw('POST', '/api/CreateTask/Nope', json('{"numberField": "abc"}', { 'idempotency-key': '' }))),
+    404,
+    'process_not_found',
+  );
   // values before state: a bad value on a closed gate, on a foreign or solved task
   const closed = await unchanged(() => raw('POST', '/api/CreateAndTakeTask/Closed', json('{"numberField": "abc"}')));
   refused(closed, 400, 'invalid_field', DUMMY('Closed'));
-  refused(await unchanged(() => raw('POST', '/api/Solved', json(JSON.stringify({ taskId: solved, overwriteEntries: 'many' })))), 400, 'invalid_field');
-  refused(await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId: foreign, seconds: 0 })))), 400, 'invalid_field', { lockedUntil: null });
+  refused(
+    await unchanged(() => raw('POST', '/api/Solved', json(JSON.stringify({ taskId: solved, overwriteEntries: 'many' })))),
+    400,
+    'invalid_field',
+  );
+  refused(
+    await unchanged(() => raw('POST', '/api/ExtendLock', json(JSON.stringify({ taskId: foreign, seconds: 0 })))),
+    400,
+    'invalid_field',
+    { lockedUntil: null },
+  );
   // and with good values, the state refusal
   const gate = await unchanged(() => raw('POST', '/api/CreateAndTakeTask/Closed', json('{"numberField": 1}')));
   assert.equal(gate.status, 200);
@@ -497,7 +716,9 @@ test('__proto__, constructor and prototype are ordinary keys: no prototype is po
   assert.equal(r.status, 200, r.text);
   assert.equal(({} as any).polluted, undefined);
   assert.equal((Object.prototype as any).polluted, undefined);
-  const { rows } = await sql<{ keys: string[] }>`SELECT array(SELECT jsonb_object_keys(data) ORDER BY 1) AS keys FROM tasks WHERE id = ${r.body.taskId}`.execute(t.store.db);
+  const { rows } = await sql<{
+    keys: string[];
+  }>`SELECT array(SELECT jsonb_object_keys(data) ORDER BY 1) AS keys FROM tasks WHERE id = ${r.body.taskId}`.execute(t.store.db);
   assert.deepEqual(rows[0].keys, ['__proto__', 'a', 'constructor', 'prototype']);
   const task = await raw('GET', '/api/TakeNext/Free');
   assert.equal(task.body.taskId, r.body.taskId);
@@ -508,7 +729,9 @@ test('__proto__, constructor and prototype are ordinary keys: no prototype is po
   const f = await unchanged(() => raw('POST', '/api/CreateTask/PK', json('{"coreSystemKey": "A", "__proto__": {"x": 1}}')));
   refused(f, 400, 'unknown_field', { taskId: -1 });
   assert.equal(f.body.errors[0].field, '__proto__');
-  const u = await unchanged(() => raw('POST', '/api/Solved', json(`{"taskId": ${colleagues}, "__proto__": {"taskId": ${held}}, "constructor": 1}`)));
+  const u = await unchanged(() =>
+    raw('POST', '/api/Solved', json(`{"taskId": ${colleagues}, "__proto__": {"taskId": ${held}}, "constructor": 1}`)),
+  );
   refused(u, 200, 'task_not_locked_by_you');
   assert.equal(({} as any).taskId, undefined);
 });

@@ -56,28 +56,74 @@ async function freshTarget(): Promise<Target> {
 test('bad configuration, bad usage and an unreachable database: one clear line, non-zero exit', { concurrency: true }, async (t) => {
   const dir = tempDir('qm-cli-bad-');
   const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [
-    ['PORT=abc', ['start'], { PORT: 'abc' }, 1, /^queuemate: Invalid environment variable \(PORT \/ --port\): "abc" is not a whole number$/],
+    [
+      'PORT=abc',
+      ['start'],
+      { PORT: 'abc' },
+      1,
+      /^queuemate: Invalid environment variable \(PORT \/ --port\): "abc" is not a whole number$/,
+    ],
     ['--port 99999', ['start', '--port', '99999'], {}, 1, /^queuemate: Invalid option \(PORT \/ --port\): 99999 is outside 0\.\.65535$/],
-    ['LOG_LEVEL=loud', ['start'], { LOG_LEVEL: 'loud' }, 1, /^queuemate: Invalid environment variable \(LOG_LEVEL \/ --log-level\): "loud" is not one of fatal, /],
-    ['DATABASE_URL=mysql://x', ['migrate'], { DATABASE_URL: 'mysql://x' }, 1, /^queuemate: Invalid environment variable \(DATABASE_URL \/ --database-url\): expected a postgres:\/\/ URL, got mysql:\/\/$/],
+    [
+      'LOG_LEVEL=loud',
+      ['start'],
+      { LOG_LEVEL: 'loud' },
+      1,
+      /^queuemate: Invalid environment variable \(LOG_LEVEL \/ --log-level\): "loud" is not one of fatal, /,
+    ],
+    [
+      'DATABASE_URL=mysql://x',
+      ['migrate'],
+      { DATABASE_URL: 'mysql://x' },
+      1,
+      /^queuemate: Invalid environment variable \(DATABASE_URL \/ --database-url\): expected a postgres:\/\/ URL, got mysql:\/\/$/,
+    ],
     ['short token secret', ['start'], { QUEUEMATE_TOKEN_SECRET: 'short' }, 1, /QUEUEMATE_TOKEN_SECRET: must be at least 32 characters$/],
     ['unknown flag', ['start', '--prot', '8080'], {}, 2, /^queuemate: Unknown option --prot$/],
     ['unknown flag without value', ['start', '--verbose'], {}, 2, /^queuemate: Unknown option --verbose$/],
     ['unknown command', ['serve'], {}, 2, /^queuemate: Unknown command "serve"\. Run "queuemate help"\.$/],
     ['missing option', ['tenant', 'create'], {}, 2, /^queuemate: Missing option --client-id$/],
-    ['bad role', ['user', 'create', '--tenant', 'demo', '--username', 'x', '--role', 'boss'], {}, 2, /^queuemate: --role must be one of admin, developer, agent, viewer$/],
-    ['--fields not JSON', ['process', 'create', '--tenant', 'demo', '--key', 'p', '--fields', '[{'], {}, 2, /^queuemate: Option --fields must be JSON$/],
-    ['unreachable database', ['start'], { DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:1/x' }, 1, /^queuemate: cannot reach PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/x: connect ECONNREFUSED 127\.0\.0\.1:1$/],
-    ['unusable data directory', ['migrate', '--data-dir', path.join(dir, 'file', 'sub')], {}, 1, /^queuemate: cannot use data directory .*file\/sub: ENOTDIR/],
+    [
+      'bad role',
+      ['user', 'create', '--tenant', 'demo', '--username', 'x', '--role', 'boss'],
+      {},
+      2,
+      /^queuemate: --role must be one of admin, developer, agent, viewer$/,
+    ],
+    [
+      '--fields not JSON',
+      ['process', 'create', '--tenant', 'demo', '--key', 'p', '--fields', '[{'],
+      {},
+      2,
+      /^queuemate: Option --fields must be JSON$/,
+    ],
+    [
+      'unreachable database',
+      ['start'],
+      { DATABASE_URL: 'postgres://postgres:pw@127.0.0.1:1/x' },
+      1,
+      /^queuemate: cannot reach PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/x: connect ECONNREFUSED 127\.0\.0\.1:1$/,
+    ],
+    [
+      'unusable data directory',
+      ['migrate', '--data-dir', path.join(dir, 'file', 'sub')],
+      {},
+      1,
+      /^queuemate: cannot use data directory .*file\/sub: ENOTDIR/,
+    ],
   ];
   fs.writeFileSync(path.join(dir, 'file'), '');
-  await Promise.all(cases.map(([name, args, env, code, message]) => t.test(name, async () => {
-    const r = await runCli(args, { env, timeoutMs: 20_000 });
-    assert.equal(r.code, code, `exit code; stderr: ${r.stderr}`);
-    assert.match(oneLineError(r.stderr), message);
-    assert.equal(r.stdout, '');
-    assert.ok(r.ms < 15_000, `fails fast (${r.ms} ms)`);
-  })));
+  await Promise.all(
+    cases.map(([name, args, env, code, message]) =>
+      t.test(name, async () => {
+        const r = await runCli(args, { env, timeoutMs: 20_000 });
+        assert.equal(r.code, code, `exit code; stderr: ${r.stderr}`);
+        assert.match(oneLineError(r.stderr), message);
+        assert.equal(r.stdout, '');
+        assert.ok(r.ms < 15_000, `fails fast (${r.ms} ms)`);
+      }),
+    ),
+  );
 });
 
 test('help lists the commands and every setting', async () => {
@@ -129,7 +175,10 @@ test(`${STORE_KIND}: first start prints the credentials once; health; SIGTERM ex
       // The embedded store admits one process: a second one fails fast with one line.
       const second = await runCli(['start', '--port', '0', ...target.args], { timeoutMs: 20_000 });
       assert.notEqual(second.code, 0);
-      assert.equal(oneLineError(second.stderr), `queuemate: data directory ${target.args[1]} in use by PID ${first.proc.pid}; stop that process or choose another --data-dir`);
+      assert.equal(
+        oneLineError(second.stderr),
+        `queuemate: data directory ${target.args[1]} in use by PID ${first.proc.pid}; stop that process or choose another --data-dir`,
+      );
       assert.equal((await fetch(`${first.url}/healthz`)).status, 200, 'the first one keeps serving');
     } else {
       assert.equal((await fetch(`${other!.url}/readyz`)).status, 200, 'the second process serves the same database');
@@ -149,12 +198,18 @@ test(`${STORE_KIND}: first start prints the credentials once; health; SIGTERM ex
 
     const store = await target.open();
     const tenants = await store.db.selectFrom('tenants').select(['client_id']).execute();
-    assert.deepEqual(tenants.map((r) => r.client_id), ['demo'], 'one demo tenant after a restart');
+    assert.deepEqual(
+      tenants.map((r) => r.client_id),
+      ['demo'],
+      'one demo tenant after a restart',
+    );
     const counts = await store.pool.query<{ users: number; mates: number; processes: number; fields: number }>(`SELECT
       (SELECT count(*)::int FROM users) AS users, (SELECT count(*)::int FROM mates) AS mates,
       (SELECT count(*)::int FROM processes) AS processes, (SELECT count(*)::int FROM process_fields) AS fields`);
     assert.deepEqual(counts.rows[0], { users: 1, mates: 1, processes: 1, fields: 4 });
-    const fields = await store.pool.query<{ name: string; type: string; is_key: boolean }>('SELECT name, type, is_key FROM process_fields ORDER BY position');
+    const fields = await store.pool.query<{ name: string; type: string; is_key: boolean }>(
+      'SELECT name, type, is_key FROM process_fields ORDER BY position',
+    );
     assert.deepEqual(fields.rows, [
       { name: 'coreSystemKey', type: 'text', is_key: true },
       { name: 'dropdownField', type: 'dropdown', is_key: false },
@@ -188,11 +243,37 @@ test(`${STORE_KIND}: tenant, Mate, user and process create print JSON; bad input
     assert.equal(mate.username, 'robot-1');
     assert.match(String(mate.password), /^\S{12,}$/, 'a generated password is shown once');
 
-    const user = await json('user', 'create', '--tenant', 'acme', '--username', 'alice', '--role', 'developer', '--password', 'a-long-enough-password');
+    const user = await json(
+      'user',
+      'create',
+      '--tenant',
+      'acme',
+      '--username',
+      'alice',
+      '--role',
+      'developer',
+      '--password',
+      'a-long-enough-password',
+    );
     assert.deepEqual({ ...user, id: 0 }, { id: 0, username: 'alice', role: 'developer', password: null }, 'a given password is not echoed');
 
-    const fields = [{ name: 'invoiceNo', type: 'text', isKey: true, unique: true }, { name: 'amount', type: 'number', required: true }, { name: 'status', type: 'dropdown', options: ['new', 'paid'] }];
-    const proc = await json('process', 'create', '--tenant', 'acme', '--key', 'invoices', '--name', 'Invoices', '--fields', JSON.stringify(fields));
+    const fields = [
+      { name: 'invoiceNo', type: 'text', isKey: true, unique: true },
+      { name: 'amount', type: 'number', required: true },
+      { name: 'status', type: 'dropdown', options: ['new', 'paid'] },
+    ];
+    const proc = await json(
+      'process',
+      'create',
+      '--tenant',
+      'acme',
+      '--key',
+      'invoices',
+      '--name',
+      'Invoices',
+      '--fields',
+      JSON.stringify(fields),
+    );
     assert.equal(proc.processKey, 'invoices');
     assert.equal(typeof proc.id, 'number');
 
@@ -203,7 +284,10 @@ test(`${STORE_KIND}: tenant, Mate, user and process create print JSON; bad input
     const bad: Array<[string[], RegExp]> = [
       [['tenant', 'create', '--client-id', 'Bad Id!'], /^queuemate: Client Id "Bad Id!" must be 1-63 characters/],
       [['mate', 'create', '--tenant', 'nosuch', '--username', 'x'], /^queuemate: No tenant with Client Id "nosuch"$/],
-      [['process', 'create', '--tenant', 'acme', '--key', 'p2', '--fields', '[{"name":"colourField","type":"colour"}]'], /^queuemate: Field "colourField" has type "colour", not one of text, number/],
+      [
+        ['process', 'create', '--tenant', 'acme', '--key', 'p2', '--fields', '[{"name":"colourField","type":"colour"}]'],
+        /^queuemate: Field "colourField" has type "colour", not one of text, number/,
+      ],
     ];
     for (const [args, message] of bad) {
       const r = await cli(...args);
@@ -220,7 +304,11 @@ test(`${STORE_KIND}: tenant, Mate, user and process create print JSON; bad input
         (SELECT count(*)::int FROM processes p WHERE p.tenant_id = t.id) AS processes,
         (SELECT count(*)::int FROM process_fields f WHERE f.tenant_id = t.id) AS fields
       FROM tenants t ORDER BY t.client_id`);
-    assert.deepEqual(rows.rows, [{ client_id: 'acme', mates: 2, users: 1, processes: 1, fields: 3 }], 'the failed commands changed nothing');
+    assert.deepEqual(
+      rows.rows,
+      [{ client_id: 'acme', mates: 2, users: 1, processes: 1, fields: 3 }],
+      'the failed commands changed nothing',
+    );
   } finally {
     await killAll();
     await target.close();

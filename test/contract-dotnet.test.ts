@@ -30,13 +30,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
-import { testApp, type TestApp } from './helpers/app.js';
+import { testApp, updateSettings, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
-import { loadProcessByKey, updateProcessSettings, type ProcessSettingsPatch } from '../src/processes/store.js';
+import { loadProcessByKey, type ProcessSettingsPatch } from '../src/processes/store.js';
 import {
-  PK_FIELDS, PK_RULES, PK_TASK_KEYS, DATE_TIME, send, assertKeys, assertResponse, assertJsonHeaders, decodeUnverified, type Wire,
+  PK_FIELDS,
+  PK_RULES,
+  PK_TASK_KEYS,
+  DATE_TIME,
+  send,
+  assertKeys,
+  assertResponse,
+  assertJsonHeaders,
+  decodeUnverified,
+  type Wire,
 } from './helpers/contract.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z');
@@ -47,7 +56,9 @@ let n = 0;
 
 /** FormUrlEncodedContent: Uri.EscapeDataString, spaces as '+'. */
 function formEncode(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%20/g, '+');
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/%20/g, '+');
 }
 
 /** AnymateService in on-premises mode, request for request, on the test clock. */
@@ -55,12 +66,28 @@ class DotnetClient {
   accessToken = '';
   signIns = 0;
   readonly paths: string[] = [];
-  constructor(readonly app: FastifyInstance, readonly tenant: SeededTenant) {}
+  constructor(
+    readonly app: FastifyInstance,
+    readonly tenant: SeededTenant,
+  ) {}
 
   tokenRequest(): Promise<Wire> {
-    const form = { client_id: this.tenant.clientId, client_secret: this.tenant.apiSecret, grant_type: 'password', username: this.tenant.mateUsername, password: this.tenant.matePassword };
-    const payload = Object.entries(form).map(([k, v]) => `${formEncode(k)}=${formEncode(v)}`).join('&');
-    return send(this.app, { method: 'POST', url: '/connect/token', headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' }, payload });
+    const form = {
+      client_id: this.tenant.clientId,
+      client_secret: this.tenant.apiSecret,
+      grant_type: 'password',
+      username: this.tenant.mateUsername,
+      password: this.tenant.matePassword,
+    };
+    const payload = Object.entries(form)
+      .map(([k, v]) => `${formEncode(k)}=${formEncode(v)}`)
+      .join('&');
+    return send(this.app, {
+      method: 'POST',
+      url: '/connect/token',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+    });
   }
 
   /** GetOrRefreshAccessTokenAsync + GetCustomerKeyFromToken. */
@@ -85,14 +112,27 @@ class DotnetClient {
   async get(path: string): Promise<Wire> {
     await this.refresh();
     this.paths.push(`GET ${path}`);
-    const r = await send(this.app, { method: 'GET', url: path, headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json' } });
+    const r = await send(this.app, {
+      method: 'GET',
+      url: path,
+      headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json' },
+    });
     return this.ensureSuccess(r, path);
   }
 
   async post(path: string, json: string): Promise<Wire> {
     await this.refresh();
     this.paths.push(`POST ${path}`);
-    const r = await send(this.app, { method: 'POST', url: path, headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json', 'content-type': 'application/json; charset=utf-8' }, payload: Buffer.from(json, 'utf8') });
+    const r = await send(this.app, {
+      method: 'POST',
+      url: path,
+      headers: {
+        authorization: `Bearer ${this.accessToken}`,
+        accept: 'application/json',
+        'content-type': 'application/json; charset=utf-8',
+      },
+      payload: Buffer.from(json, 'utf8'),
+    });
     return this.ensureSuccess(r, path);
   }
 
@@ -110,13 +150,27 @@ class DotnetClient {
 }
 
 /** Newtonsoft's JSON of AnymateTaskAction. */
-function taskAction(taskId: number, reason: string | null, comment: string | null = '', seconds: number | null = null, entries: number | null = null): string {
+function taskAction(
+  taskId: number,
+  reason: string | null,
+  comment: string | null = '',
+  seconds: number | null = null,
+  entries: number | null = null,
+): string {
   return JSON.stringify({ TaskId: taskId, Reason: reason, Comment: comment, OverwriteSecondsSaved: seconds, OverwriteEntries: entries });
 }
 
 /** The worker template's own TaskAction, posted as is. */
 function templateTaskAction(endpoint: 0 | 1 | 2 | 3, taskId: number, reason: string | null, comment: string | null = null): string {
-  return JSON.stringify({ AnymateEndpoint: endpoint, ActivationDate: null, TaskId: taskId, Reason: reason, Comment: comment, OverwriteSecondsSaved: null, OverwriteEntries: null });
+  return JSON.stringify({
+    AnymateEndpoint: endpoint,
+    ActivationDate: null,
+    TaskId: taskId,
+    Reason: reason,
+    Comment: comment,
+    OverwriteSecondsSaved: null,
+    OverwriteEntries: null,
+  });
 }
 
 before(async () => {
@@ -129,7 +183,7 @@ after(() => t.close());
 async function freshPk(patch: ProcessSettingsPatch = {}): Promise<string> {
   const key = `PK${++n}`;
   const p = await createProcess(t.store.db, tenant.tenantId, { processKey: key, fields: PK_FIELDS, rules: PK_RULES });
-  if (Object.keys(patch).length) await updateProcessSettings(t.store.db, tenant.tenantId, p.id, patch);
+  if (Object.keys(patch).length) await updateSettings(t, tenant.tenantId, p.id, patch);
   return key;
 }
 
@@ -170,12 +224,25 @@ test('C13: the token carries CustomerKey = Client Id, aud ∋ apimate, UserType 
   await c.okToRun(pk);
   assert.equal(c.signIns, 2);
   assert.notEqual(c.accessToken, first);
-  const old = await send(t.app, { method: 'GET', url: `/api/OkToRun/${pk}`, headers: { authorization: `Bearer ${first}`, accept: 'application/json' } });
+  const old = await send(t.app, {
+    method: 'GET',
+    url: `/api/OkToRun/${pk}`,
+    headers: { authorization: `Bearer ${first}`, accept: 'application/json' },
+  });
   assert.equal(old.status, 200);
 });
 
 test('C9: Solved/ with the client\'s TaskAction (Comment "", null overrides) solves with no comment and the default KPI', async () => {
-  const pk = await freshPk({ kpi: { secondsSavedPerTask: 120, entriesPerTask: 1, secondsSavedPerEntry: null, secondsSavedManual: 0, secondsSavedError: 0, secondsSavedRetry: 0 } });
+  const pk = await freshPk({
+    kpi: {
+      secondsSavedPerTask: 120,
+      entriesPerTask: 1,
+      secondsSavedPerEntry: null,
+      secondsSavedManual: 0,
+      secondsSavedError: 0,
+      secondsSavedRetry: 0,
+    },
+  });
   const created = await net.createTask(pk, JSON.stringify({ CoreSystemKey: 'S-9', NumberField: 9, Flag: true }));
   const task = asAnymateTask((await net.takeNext(pk)).body);
   assert.equal(task.TaskId, created.body.taskId);
@@ -189,8 +256,15 @@ test('C9: Solved/ with the client\'s TaskAction (Comment "", null overrides) sol
   const row = await taskRow(task.TaskId);
   assert.deepEqual([row.queue, row.reason, row.locked_by_mate_id], ['Solved', 'x', null]);
   assert.deepEqual(await comments(task.TaskId), [], 'Comment "" is no comment');
-  const { rows } = await sql<{ outcome: string; entries: number; seconds_saved: string }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE task_id = ${task.TaskId}`.execute(t.store.db);
-  assert.deepEqual(rows.map((k) => [k.outcome, k.entries, Number(k.seconds_saved)]), [['Solved', 1, 120]]);
+  const { rows } = await sql<{
+    outcome: string;
+    entries: number;
+    seconds_saved: string;
+  }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE task_id = ${task.TaskId}`.execute(t.store.db);
+  assert.deepEqual(
+    rows.map((k) => [k.outcome, k.entries, Number(k.seconds_saved)]),
+    [['Solved', 1, 120]],
+  );
 });
 
 test('C9: the worker template posts its own TaskAction (AnymateEndpoint, ActivationDate, Comment null): extra keys are ignored', async () => {
@@ -220,7 +294,13 @@ test('C11: FinishRun with RunId -1 (OkToRun said no) answers 200 run_not_found',
 test('C11, C12, C14: the worker template end to end: routed paths, the dummy task, FinishRun after TakeNext closed the run', async () => {
   const net = new DotnetClient(t.app, tenant);
   const pk = await freshPk();
-  const created = await net.createTasks(pk, JSON.stringify([{ CoreSystemKey: 'T-1', NumberField: 1.25, Flag: false }, { CoreSystemKey: 'T-2', NumberField: 2, Flag: true }]));
+  const created = await net.createTasks(
+    pk,
+    JSON.stringify([
+      { CoreSystemKey: 'T-1', NumberField: 1.25, Flag: false },
+      { CoreSystemKey: 'T-2', NumberField: 2, Flag: true },
+    ]),
+  );
   assertResponse(created.body, { succeeded: true, extra: ['taskIds'] }, 'CreateTasks');
 
   // InitializeAnymate
@@ -258,25 +338,44 @@ test('C11, C12, C14: the worker template end to end: routed paths, the dummy tas
   assertResponse(fin.body, { succeeded: false, code: 'run_finished' }, 'FinishRun after close');
 
   // C12: exactly the client's paths, every one answered 2xx (ensureSuccess)
-  assert.deepEqual([...new Set(net.paths)].sort(), [
-    `GET /api/GetRules/${pk}`, `GET /api/OkToRun/${pk}`, `GET /api/StartOrGetRun/${pk}`, `GET /api/TakeNext/${pk}`,
-    `POST /api/CreateTasks/${pk}`, 'POST /api/FinishRun/', 'POST /api/Solved/',
-  ].sort());
-  const { rows } = await sql<{ finish_reason: string; solved_count: number }>`SELECT finish_reason, solved_count FROM runs WHERE id = ${runId}`.execute(t.store.db);
+  assert.deepEqual(
+    [...new Set(net.paths)].sort(),
+    [
+      `GET /api/GetRules/${pk}`,
+      `GET /api/OkToRun/${pk}`,
+      `GET /api/StartOrGetRun/${pk}`,
+      `GET /api/TakeNext/${pk}`,
+      `POST /api/CreateTasks/${pk}`,
+      'POST /api/FinishRun/',
+      'POST /api/Solved/',
+    ].sort(),
+  );
+  const { rows } = await sql<{
+    finish_reason: string;
+    solved_count: number;
+  }>`SELECT finish_reason, solved_count FROM runs WHERE id = ${runId}`.execute(t.store.db);
   assert.deepEqual(rows[0], { finish_reason: 'emptyQueue', solved_count: 2 });
 });
 
 test('C11: Failure with a 10 kB Message, as the templates send it, succeeds and keeps the whole message', async () => {
   const pk = await freshPk();
   const trace = Array.from({ length: 200 }, (_, i) => `   at Worker.Step${i}() in C:\\src\\Worker.cs:line ${i}`).join('\r\n');
-  const message = `Got Exception with msg: Object reference not set to an instance of an object. // from: Worker // stackTrace: ${trace}`.padEnd(10_240, '.');
+  const message =
+    `Got Exception with msg: Object reference not set to an instance of an object. // from: Worker // stackTrace: ${trace}`.padEnd(
+      10_240,
+      '.',
+    );
   assert.ok(message.length >= 10_240);
   const r = await net.failure(JSON.stringify({ ProcessKey: pk, Message: message }));
   assertResponse(r.body, { succeeded: true }, 'Failure');
-  const { rows } = await sql<{ message: string }>`SELECT message FROM notifications WHERE kind = 'failure' ORDER BY id DESC LIMIT 1`.execute(t.store.db);
+  const { rows } = await sql<{
+    message: string;
+  }>`SELECT message FROM notifications WHERE kind = 'failure' ORDER BY id DESC LIMIT 1`.execute(t.store.db);
   assert.equal(rows[0].message, message);
   const p = (await loadProcessByKey(t.store.db, tenant.tenantId, pk))!;
-  const { rows: procRows } = await sql<{ failure_message: string }>`SELECT failure_message FROM processes WHERE id = ${p.id}`.execute(t.store.db);
+  const { rows: procRows } = await sql<{ failure_message: string }>`SELECT failure_message FROM processes WHERE id = ${p.id}`.execute(
+    t.store.db,
+  );
   assert.equal(procRows[0].failure_message, message);
 });
 
@@ -287,11 +386,17 @@ test('C12: the allocator template: GETs and process-key POSTs without the slash,
   const ok = await net.okToRun(trigger);
   assert.equal(ok.body.okToRun, true, 'a process without tasks runs while its gate is open');
   const run = await net.startOrGetRun(trigger);
-  const created = await net.createTasks(target, JSON.stringify([{ CoreSystemKey: 'Ø-1', NumberField: 10.5, Flag: true, ActivationDate: null, Comment: null }]));
+  const created = await net.createTasks(
+    target,
+    JSON.stringify([{ CoreSystemKey: 'Ø-1', NumberField: 10.5, Flag: true, ActivationDate: null, Comment: null }]),
+  );
   assertResponse(created.body, { succeeded: true, extra: ['taskIds'] }, 'CreateTasks');
   const id = created.body.taskIds[0];
   assert.equal((await taskRow(id)).data.coreSystemKey, 'Ø-1', 'UTF-8 body read as UTF-8');
-  const cat = await net.createAndTakeTask(target, JSON.stringify({ CoreSystemKey: 'Å-2', NumberField: null, Flag: null, ActivationDate: null, Comment: null }));
+  const cat = await net.createAndTakeTask(
+    target,
+    JSON.stringify({ CoreSystemKey: 'Å-2', NumberField: null, Flag: null, ActivationDate: null, Comment: null }),
+  );
   assert.deepEqual(Object.keys(cat.body), PK_TASK_KEYS);
   assert.equal(cat.body.coreSystemKey, 'Å-2');
   assert.equal(cat.body.numberField, null);
@@ -300,8 +405,15 @@ test('C12: the allocator template: GETs and process-key POSTs without the slash,
   assert.deepEqual(await comments(cat.body.taskId), ['from .NET']);
   const fin = await net.finishRun(JSON.stringify({ RunId: run.body.runId, OverwriteSecondsSaved: 600, OverwriteEntries: 1 }));
   assertResponse(fin.body, { succeeded: true }, 'FinishRun');
-  const { rows } = await sql<{ outcome: string; entries: number; seconds_saved: string }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE run_id = ${run.body.runId}`.execute(t.store.db);
-  assert.deepEqual(rows.map((k) => [k.outcome, k.entries, Number(k.seconds_saved)]), [['Run', 1, 600]]);
+  const { rows } = await sql<{
+    outcome: string;
+    entries: number;
+    seconds_saved: string;
+  }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE run_id = ${run.body.runId}`.execute(t.store.db);
+  assert.deepEqual(
+    rows.map((k) => [k.outcome, k.entries, Number(k.seconds_saved)]),
+    [['Run', 1, 600]],
+  );
 });
 
 test('C14: the dummy for a closed gate has the same shape: TakeNext deserializes into AnymateTask', async () => {
@@ -334,7 +446,12 @@ test('C15: CreateTasks with a DataTable row (PascalCase, DBNull as null) and Cre
   assert.deepEqual(await comments(one.body.taskId), [], 'a null Comment is none');
 
   // a non-null unknown key is refused: the null one above was ignored, not tolerated by accident
-  const bad = await send(t.app, { method: 'POST', url: `/api/CreateTask/${pk}`, headers: { authorization: `Bearer ${net.accessToken}`, accept: 'application/json', 'content-type': 'application/json; charset=utf-8' }, payload: '{"CoreSystemKey":"A","Extra":"x"}' });
+  const bad = await send(t.app, {
+    method: 'POST',
+    url: `/api/CreateTask/${pk}`,
+    headers: { authorization: `Bearer ${net.accessToken}`, accept: 'application/json', 'content-type': 'application/json; charset=utf-8' },
+    payload: '{"CoreSystemKey":"A","Extra":"x"}',
+  });
   assert.equal(bad.status, 400);
   assert.equal(bad.body.code, 'unknown_field');
   assert.equal(bad.body.taskId, -1);
@@ -345,7 +462,14 @@ test('C10: Retry with ActivationDate "2030-01-31T10:00:00.1234567+01:00" → Rea
   const pk = await freshPk();
   await net.createTask(pk, JSON.stringify({ CoreSystemKey: 'R-1', NumberField: 1, Flag: true }));
   const task = asAnymateTask((await net.takeNext(pk)).body);
-  const body = JSON.stringify({ TaskId: task.TaskId, Reason: 'try later', Comment: '', ActivationDate: '2030-01-31T10:00:00.1234567+01:00', OverwriteSecondsSaved: null, OverwriteEntries: null });
+  const body = JSON.stringify({
+    TaskId: task.TaskId,
+    Reason: 'try later',
+    Comment: '',
+    ActivationDate: '2030-01-31T10:00:00.1234567+01:00',
+    OverwriteSecondsSaved: null,
+    OverwriteEntries: null,
+  });
   const r = await net.action('Retry', body);
   assertResponse(r.body, { succeeded: true, extra: ['queue', 'error'] }, 'Retry');
   assert.deepEqual([r.body.queue, r.body.error], ['Ready', false]);

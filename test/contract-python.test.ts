@@ -27,7 +27,17 @@ import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import {
-  PK_FIELDS, PK_RULES, PK_TASK_KEYS, DATE_TIME, send, pyDumps, assertKeys, assertResponse, assertJsonHeaders, decodeUnverified, type Wire,
+  PK_FIELDS,
+  PK_RULES,
+  PK_TASK_KEYS,
+  DATE_TIME,
+  send,
+  pyDumps,
+  assertKeys,
+  assertResponse,
+  assertJsonHeaders,
+  decodeUnverified,
+  type Wire,
 } from './helpers/contract.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z');
@@ -38,21 +48,47 @@ let n = 0;
 
 /** application/x-www-form-urlencoded as Python's urlencode (quote_plus) writes it. */
 function quotePlus(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%20/g, '+');
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/%20/g, '+');
 }
 
-const REQUESTS_HEADERS = { 'user-agent': 'python-requests/2.31.0', 'accept-encoding': 'gzip, deflate', accept: '*/*', connection: 'keep-alive' };
+const REQUESTS_HEADERS = {
+  'user-agent': 'python-requests/2.31.0',
+  'accept-encoding': 'gzip, deflate',
+  accept: '*/*',
+  connection: 'keep-alive',
+};
 
 /** The stored Python client, request for request, on the test clock. */
 class PythonClient {
   accessToken: string | null = null;
   signIns = 0;
-  constructor(readonly app: FastifyInstance, readonly tenant: SeededTenant, readonly prefix = 'apimate', readonly password = tenant.matePassword, readonly username = tenant.mateUsername) {}
+  constructor(
+    readonly app: FastifyInstance,
+    readonly tenant: SeededTenant,
+    readonly prefix = 'apimate',
+    readonly password = tenant.matePassword,
+    readonly username = tenant.mateUsername,
+  ) {}
 
   tokenRequest(): Promise<Wire> {
-    const form = { client_id: this.tenant.clientId, client_secret: this.tenant.apiSecret, grant_type: 'password', username: this.username, password: this.password };
-    const payload = Object.entries(form).map(([k, v]) => `${quotePlus(k)}=${quotePlus(v)}`).join('&');
-    return send(this.app, { method: 'POST', url: '/connect/token', headers: { ...REQUESTS_HEADERS, 'content-type': 'application/x-www-form-urlencoded' }, payload });
+    const form = {
+      client_id: this.tenant.clientId,
+      client_secret: this.tenant.apiSecret,
+      grant_type: 'password',
+      username: this.username,
+      password: this.password,
+    };
+    const payload = Object.entries(form)
+      .map(([k, v]) => `${quotePlus(k)}=${quotePlus(v)}`)
+      .join('&');
+    return send(this.app, {
+      method: 'POST',
+      url: '/connect/token',
+      headers: { ...REQUESTS_HEADERS, 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+    });
   }
 
   async authenticate(): Promise<void> {
@@ -80,13 +116,23 @@ class PythonClient {
 
   async get(endpoint: string, extraHeaders: Record<string, string> = {}, payload?: string): Promise<Wire> {
     await this.refresh();
-    return send(this.app, { method: 'GET', url: this.url(endpoint), headers: { ...REQUESTS_HEADERS, authorization: `Bearer ${this.accessToken}`, 'content-type': 'application/json', ...extraHeaders }, payload });
+    return send(this.app, {
+      method: 'GET',
+      url: this.url(endpoint),
+      headers: { ...REQUESTS_HEADERS, authorization: `Bearer ${this.accessToken}`, 'content-type': 'application/json', ...extraHeaders },
+      payload,
+    });
   }
 
   /** A str body: requests sends it as given (ASCII after json.dumps). */
   async post(endpoint: string, payload: string | Buffer): Promise<Wire> {
     await this.refresh();
-    return send(this.app, { method: 'POST', url: this.url(endpoint), headers: { ...REQUESTS_HEADERS, authorization: `Bearer ${this.accessToken}`, 'content-type': 'application/json' }, payload });
+    return send(this.app, {
+      method: 'POST',
+      url: this.url(endpoint),
+      headers: { ...REQUESTS_HEADERS, authorization: `Bearer ${this.accessToken}`, 'content-type': 'application/json' },
+      payload,
+    });
   }
 
   postJson(endpoint: string, x: unknown): Promise<Wire> {
@@ -172,10 +218,18 @@ test('C2: the token decodes unverified with kid, integer exp = iat + 3600, strin
   assert.notEqual(c.accessToken, first);
   assert.notEqual(decodeUnverified(c.accessToken!).payload.jti, payload.jti);
   // the earlier token stays valid until it expires
-  const old = await send(t.app, { method: 'GET', url: '/apimate/OkToRun/Trigger/', headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' } });
+  const old = await send(t.app, {
+    method: 'GET',
+    url: '/apimate/OkToRun/Trigger/',
+    headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
+  });
   assert.equal(old.status, 200, old.text);
   clock.advance(299 + 31); // past exp and the 30 s leeway
-  const expired = await send(t.app, { method: 'GET', url: '/apimate/OkToRun/Trigger/', headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' } });
+  const expired = await send(t.app, {
+    method: 'GET',
+    url: '/apimate/OkToRun/Trigger/',
+    headers: { authorization: `Bearer ${first}`, 'content-type': 'application/json' },
+  });
   assert.equal(expired.status, 401);
   assert.equal(expired.body.code, 'invalid_token');
 });
@@ -195,7 +249,13 @@ for (const prefix of ['apimate', 'api']) {
     const run = await call('StartOrGetRun', c.get(`StartOrGetRun/${pk}`));
     await call('StartRun', c.get(`StartRun/${pk}`));
     await call('CreateTask', c.postJson(`CreateTask/${pk}`, { coreSystemKey: 'A', numberField: 1, flag: true }));
-    await call('CreateTasks', c.postJson(`CreateTasks/${pk}`, Array.from({ length: 9 }, (_, i) => ({ coreSystemKey: `B${i}`, numberField: i }))));
+    await call(
+      'CreateTasks',
+      c.postJson(
+        `CreateTasks/${pk}`,
+        Array.from({ length: 9 }, (_, i) => ({ coreSystemKey: `B${i}`, numberField: i })),
+      ),
+    );
     const cat = await call('CreateAndTakeTask', c.postJson(`CreateAndTakeTask/${pk}`, { coreSystemKey: 'C' }));
     const next = await call('TakeNext', c.get(`TakeNext/${pk}`));
     const many = await call('TakeMany', c.get(`TakeMany/${pk}`));
@@ -225,12 +285,13 @@ for (const prefix of ['apimate', 'api']) {
   });
 }
 
-test('C4: successes of every endpoint fit the client\'s models: succeeded, message, taskId, taskIds, processKey, runId, OkToRun booleans', async () => {
+test("C4: successes of every endpoint fit the client's models: succeeded, message, taskId, taskIds, processKey, runId, OkToRun booleans", async () => {
   const pk = await freshPk();
   const ok = await py.get(`OkToRun/${pk}`);
   // AnymateOkToRun(**result): four booleans (plus the ext stoppedByErrors and requestId)
   assertKeys(ok.body, ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun', 'requestId'], 'ok_to_run');
-  for (const k of ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun']) assert.equal(typeof ok.body[k], 'boolean', k);
+  for (const k of ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun'])
+    assert.equal(typeof ok.body[k], 'boolean', k);
   assert.deepEqual([ok.body.gateOpen, ok.body.tasksAvailable, ok.body.okToRun], [true, false, false], 'nothing to do yet');
 
   const run = await py.get(`StartOrGetRun/${pk}`);
@@ -287,12 +348,16 @@ test('C4: successes of every endpoint fit the client\'s models: succeeded, messa
   assertResponse(fin.body, { succeeded: true }, 'finish_run');
 });
 
-test('C4: refusals keep each endpoint\'s keys: taskId -1, taskIds [], run processKey and runId -1, OkToRun booleans false', async () => {
+test("C4: refusals keep each endpoint's keys: taskId -1, taskIds [], run processKey and runId -1, OkToRun booleans false", async () => {
   const pk = await freshPk();
   // 404 on an unknown process: the client ignores the status and reads the keys
   const ok = await py.get('OkToRun/NoSuchProcess');
   assert.equal(ok.status, 404);
-  assertKeys(ok.body, ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun', 'succeeded', 'message', 'code', 'requestId'], 'ok_to_run 404');
+  assertKeys(
+    ok.body,
+    ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun', 'succeeded', 'message', 'code', 'requestId'],
+    'ok_to_run 404',
+  );
   for (const k of ['gateOpen', 'notBlockedDate', 'stoppedByErrors', 'tasksAvailable', 'okToRun']) assert.equal(ok.body[k], false, k);
   assert.equal(ok.body.code, 'process_not_found');
 
@@ -313,7 +378,11 @@ test('C4: refusals keep each endpoint\'s keys: taskId -1, taskIds [], run proces
   const rules = await py.get('GetRules/NoSuchProcess');
   assert.equal(rules.status, 404);
   assert.equal(rules.body.processKey, 'NoSuchProcess');
-  const badCount = await send(t.app, { method: 'GET', url: `/apimate/TakeMany/${pk}/?count=101`, headers: { authorization: `Bearer ${py.accessToken}`, 'content-type': 'application/json' } });
+  const badCount = await send(t.app, {
+    method: 'GET',
+    url: `/apimate/TakeMany/${pk}/?count=101`,
+    headers: { authorization: `Bearer ${py.accessToken}`, 'content-type': 'application/json' },
+  });
   assert.equal(badCount.status, 400);
   assert.equal(badCount.body.code, 'invalid_field');
 
@@ -406,13 +475,20 @@ test('C6: Solved on a Solved task answers 200, succeeded false, a message and ta
 
 test('C7: TakeMany/PK/ without count takes at most 10 locked tasks, then the rest, then []', async () => {
   const pk = await freshPk();
-  const created = await py.postJson(`CreateTasks/${pk}`, Array.from({ length: 12 }, (_, i) => ({ coreSystemKey: `M${i}`, numberField: i })));
+  const created = await py.postJson(
+    `CreateTasks/${pk}`,
+    Array.from({ length: 12 }, (_, i) => ({ coreSystemKey: `M${i}`, numberField: i })),
+  );
   assert.equal(created.body.taskIds.length, 12);
   const first = await py.get(`TakeMany/${pk}`);
   assert.equal(first.status, 200);
   assert.ok(Array.isArray(first.body));
   assert.equal(first.body.length, 10, 'default count is 10');
-  assert.deepEqual(first.body.map((x: any) => x.taskId), created.body.taskIds.slice(0, 10), 'TakeNext order');
+  assert.deepEqual(
+    first.body.map((x: any) => x.taskId),
+    created.body.taskIds.slice(0, 10),
+    'TakeNext order',
+  );
   for (const task of first.body) assertTaskDict(task, pk, 'take_many item');
   assert.equal(new Set(first.body.map((x: any) => x.runId)).size, 1, 'one run');
   for (const task of first.body) assert.equal(Number((await taskRow(task.taskId)).locked_by_mate_id), tenant.mateId);
@@ -425,7 +501,10 @@ test('C7: TakeMany/PK/ without count takes at most 10 locked tasks, then the res
 
 test('C7: Return and each *Async answer with Response keys (Return adds results)', async () => {
   const pk = await freshPk();
-  await py.postJson(`CreateTasks/${pk}`, Array.from({ length: 6 }, (_, i) => ({ coreSystemKey: `R${i}` })));
+  await py.postJson(
+    `CreateTasks/${pk}`,
+    Array.from({ length: 6 }, (_, i) => ({ coreSystemKey: `R${i}` })),
+  );
   const tasks = (await py.get(`TakeMany/${pk}`)).body;
   assert.equal(tasks.length, 6);
 
@@ -440,16 +519,39 @@ test('C7: Return and each *Async answer with Response keys (Return adds results)
   assert.equal((await taskRow(tasks[0].taskId)).reason, 'r');
 
   // an AnymateReturnTaskAction as pydantic dumps it: every key, defaults included
-  const full = await py.postJson('Return', [{ taskId: tasks[1].taskId, action: 'Retry', reason: 'later', comment: '', activationDate: null, overwriteSecondsSaved: null, overwriteEntries: null }]);
+  const full = await py.postJson('Return', [
+    {
+      taskId: tasks[1].taskId,
+      action: 'Retry',
+      reason: 'later',
+      comment: '',
+      activationDate: null,
+      overwriteSecondsSaved: null,
+      overwriteEntries: null,
+    },
+  ]);
   assertResponse(full.body, { succeeded: true, extra: ['results'] }, 'return (full model)');
   assert.equal((await taskRow(tasks[1].taskId)).retry_count, 1);
 
-  const mixed = await py.postJson('Return', [{ taskId: tasks[2].taskId, action: 'Manual', reason: 'm' }, { taskId: tasks[0].taskId, action: 'Solved', reason: 'again' }]);
+  const mixed = await py.postJson('Return', [
+    { taskId: tasks[2].taskId, action: 'Manual', reason: 'm' },
+    { taskId: tasks[0].taskId, action: 'Solved', reason: 'again' },
+  ]);
   assert.equal(mixed.status, 200);
   assertResponse(mixed.body, { succeeded: false, code: 'items_failed', extra: ['results'] }, 'return with a failed item');
-  assert.deepEqual(mixed.body.results.map((r: any) => [r.taskId, r.succeeded, r.code]), [[tasks[2].taskId, true, undefined], [tasks[0].taskId, false, 'task_solved']]);
+  assert.deepEqual(
+    mixed.body.results.map((r: any) => [r.taskId, r.succeeded, r.code]),
+    [
+      [tasks[2].taskId, true, undefined],
+      [tasks[0].taskId, false, 'task_solved'],
+    ],
+  );
 
-  const expected: Record<string, [string, boolean]> = { SolvedAsync: ['Solved', false], ManualAsync: ['Manual', false], ErrorAsync: ['Manual', true] };
+  const expected: Record<string, [string, boolean]> = {
+    SolvedAsync: ['Solved', false],
+    ManualAsync: ['Manual', false],
+    ErrorAsync: ['Manual', true],
+  };
   let i = 3;
   for (const [endpoint, [queue, error]] of Object.entries(expected)) {
     const id = tasks[i++].taskId;

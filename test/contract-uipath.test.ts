@@ -31,7 +31,17 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
-import { PK_FIELDS, PK_RULES, PK_TASK_KEYS, send, assertKeys, assertResponse, assertJsonHeaders, decodeUnverified, type Wire } from './helpers/contract.js';
+import {
+  PK_FIELDS,
+  PK_RULES,
+  PK_TASK_KEYS,
+  send,
+  assertKeys,
+  assertResponse,
+  assertJsonHeaders,
+  decodeUnverified,
+  type Wire,
+} from './helpers/contract.js';
 
 // within 366 days of the 2030-01-31 activation dates the activities send
 const clock = new ManualClock('2029-12-03T08:00:00.000Z');
@@ -43,12 +53,27 @@ let n = 0;
 /** Anymate.UiPath AnymateClient (on premises), request for request. */
 class UiPathClient {
   accessToken = '';
-  constructor(readonly app: FastifyInstance, readonly tenant: SeededTenant, readonly prefix = '/apimate') {}
+  constructor(
+    readonly app: FastifyInstance,
+    readonly tenant: SeededTenant,
+    readonly prefix = '/apimate',
+  ) {}
 
   async refresh(): Promise<void> {
     if (this.accessToken && decodeUnverified(this.accessToken).payload.exp > clock.now().getTime() / 1000 + 15 * 60) return;
-    const form = new URLSearchParams({ client_id: this.tenant.clientId, client_secret: this.tenant.apiSecret, grant_type: 'password', username: this.tenant.mateUsername, password: this.tenant.matePassword });
-    const r = await send(this.app, { method: 'POST', url: '/connect/token', headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() });
+    const form = new URLSearchParams({
+      client_id: this.tenant.clientId,
+      client_secret: this.tenant.apiSecret,
+      grant_type: 'password',
+      username: this.tenant.mateUsername,
+      password: this.tenant.matePassword,
+    });
+    const r = await send(this.app, {
+      method: 'POST',
+      url: '/connect/token',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form.toString(),
+    });
     if (r.status !== 200) throw new Error(`Could not authenticate: ${r.status}`);
     this.accessToken = r.body.access_token;
     assert.equal(decodeUnverified(this.accessToken).payload['auth.anymate.app/CustomerKey'], this.tenant.clientId);
@@ -56,14 +81,27 @@ class UiPathClient {
 
   async get(endpoint: string): Promise<Wire> {
     await this.refresh();
-    const r = await send(this.app, { method: 'GET', url: `${this.prefix}/${endpoint}`, headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json' } });
+    const r = await send(this.app, {
+      method: 'GET',
+      url: `${this.prefix}/${endpoint}`,
+      headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json' },
+    });
     assertJsonHeaders(r, endpoint);
     return r;
   }
 
   async post(endpoint: string, json: string): Promise<Wire> {
     await this.refresh();
-    const r = await send(this.app, { method: 'POST', url: `${this.prefix}/${endpoint}`, headers: { authorization: `Bearer ${this.accessToken}`, accept: 'application/json', 'content-type': 'application/json; charset=utf-8' }, payload: Buffer.from(json, 'utf8') });
+    const r = await send(this.app, {
+      method: 'POST',
+      url: `${this.prefix}/${endpoint}`,
+      headers: {
+        authorization: `Bearer ${this.accessToken}`,
+        accept: 'application/json',
+        'content-type': 'application/json; charset=utf-8',
+      },
+      payload: Buffer.from(json, 'utf8'),
+    });
     assertJsonHeaders(r, endpoint);
     return r;
   }
@@ -90,8 +128,19 @@ function dict(entries: Record<string, string>): string {
 }
 
 /** ApiAction / ApiRetryAction as the activities fill them. */
-function apiAction(taskId: number, reason: string | null = null, comment: string | null = null, retry?: { activationDate: string | null }): string {
-  const base: Record<string, unknown> = { TaskId: taskId, Reason: reason, Comment: comment, OverwriteSecondsSaved: null, OverwriteEntries: null };
+function apiAction(
+  taskId: number,
+  reason: string | null = null,
+  comment: string | null = null,
+  retry?: { activationDate: string | null },
+): string {
+  const base: Record<string, unknown> = {
+    TaskId: taskId,
+    Reason: reason,
+    Comment: comment,
+    OverwriteSecondsSaved: null,
+    OverwriteEntries: null,
+  };
   if (retry) base.ActivationDate = retry.activationDate;
   return JSON.stringify(base);
 }
@@ -120,7 +169,13 @@ async function createTask(pk: string, payload: Record<string, string>): Promise<
 
 test('C17: Create Task with a string dictionary ("12.5", "True", activationDate without offset) stores 12.5, true and 10:00 tenant time', async () => {
   const pk = await freshPk();
-  const r = await createTask(pk, { coreSystemKey: 'A', numberField: '12.5', flag: 'True', activationDate: '2030-01-31T10:00:00', comment: 'from UiPath' });
+  const r = await createTask(pk, {
+    coreSystemKey: 'A',
+    numberField: '12.5',
+    flag: 'True',
+    activationDate: '2030-01-31T10:00:00',
+    comment: 'from UiPath',
+  });
   assert.equal(r.status, 200, r.text);
   assertResponse(r.body, { succeeded: true, extra: ['taskId', 'queue'] }, 'CreateTask');
   const id = toInt64(r.body, 'taskId');
@@ -145,7 +200,9 @@ test('C17: a decimal comma ("12,5") is refused with 400 invalid_field naming the
   assert.deepEqual([e.field, e.value, e.code], ['numberField', '12,5', 'invalid_field']);
   assert.match(r.body.message, /numberField/);
   assert.match(r.body.message, /12,5/);
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks t JOIN processes p ON p.id = t.process_id WHERE p.process_key = ${pk}`.execute(t.store.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM tasks t JOIN processes p ON p.id = t.process_id WHERE p.process_key = ${pk}`.execute(t.store.db);
   assert.equal(rows[0].n, 0, 'nothing created');
 });
 
@@ -187,7 +244,7 @@ test('C18: Take Next Task and Create And Take Task answer with exactly "taskId",
   assert.equal(next.queueIsEmpty, false);
   assert.deepEqual(Object.keys(next.json), PK_TASK_KEYS);
   assert.deepEqual([next.json.coreSystemKey, next.json.numberField, next.json.flag], ['T1', 2.5, true]);
-  assert.equal(next.json.activationDate, '2029-12-03T09:00:00.000+01:00', 'the tenant\'s time zone with ms and offset');
+  assert.equal(next.json.activationDate, '2029-12-03T09:00:00.000+01:00', "the tenant's time zone with ms and offset");
 
   const cat = await ui.post(`CreateAndTakeTask/${pk}`, dict({ coreSystemKey: 'T2', numberField: '7', comment: 'made and taken' }));
   assert.equal(cat.status, 200, cat.text);
@@ -222,7 +279,10 @@ test('C18: Get Rules answers an object with processKey; lists are string arrays,
   // GetTableFromJson: List<Dictionary<string, object>>
   assert.ok(Array.isArray(r.body.vendors));
   for (const row of r.body.vendors) assert.ok(row !== null && typeof row === 'object' && !Array.isArray(row));
-  assert.deepEqual(r.body.vendors, [{ name: 'Acme', account: '1000' }, { name: 'Globex', account: '2000' }]);
+  assert.deepEqual(r.body.vendors, [
+    { name: 'Acme', account: '1000' },
+    { name: 'Globex', account: '2000' },
+  ]);
   assert.equal(r.body.mailTo, 'ops@example.com');
   assert.equal(r.body.limit, 250.5);
   assert.equal(r.body.dryRun, false);
@@ -252,9 +312,16 @@ test('Solve, Manual, Error and Retry Task send every property with nulls; Retry 
   assert.deepEqual([retryLater.body.succeeded, retryLater.body.queue], [true, 'Ready'], retryLater.text);
 
   const rows = await Promise.all(ids.map(taskRow));
-  assert.deepEqual(rows.map((r) => [r.queue, r.error, r.reason, r.retry_count]), [
-    ['Solved', false, null, 0], ['Manual', false, 'check', 0], ['Manual', true, 'boom', 0], ['Ready', false, 'again', 1], ['Ready', false, 'later', 1],
-  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.queue, r.error, r.reason, r.retry_count]),
+    [
+      ['Solved', false, null, 0],
+      ['Manual', false, 'check', 0],
+      ['Manual', true, 'boom', 0],
+      ['Ready', false, 'again', 1],
+      ['Ready', false, 'later', 1],
+    ],
+  );
   assert.equal(new Date(rows[4].activation_date).toISOString(), '2030-01-31T09:00:00.000Z');
   assert.deepEqual(await comments(ids[0]), []);
   assert.deepEqual(await comments(ids[1]), ['a comment']);
@@ -274,7 +341,9 @@ test('Ok To Run, Start Or Get Run, Finish Run and Failure (Message null) as the 
   assert.ok(toInt64(run.body, 'runId') > 0);
   const failure = await ui.post('Failure/', JSON.stringify({ ProcessKey: pk, Message: null }));
   assertResponse(failure.body, { succeeded: true }, 'Failure');
-  const { rows } = await sql<{ message: string }>`SELECT message FROM notifications WHERE kind = 'failure' ORDER BY id DESC LIMIT 1`.execute(t.store.db);
+  const { rows } = await sql<{
+    message: string;
+  }>`SELECT message FROM notifications WHERE kind = 'failure' ORDER BY id DESC LIMIT 1`.execute(t.store.db);
   assert.equal(rows[0].message, '', 'an absent message is ""');
   const fin = await ui.post('FinishRun/', JSON.stringify({ RunId: run.body.runId, OverwriteSecondsSaved: null, OverwriteEntries: null }));
   assertResponse(fin.body, { succeeded: true }, 'FinishRun');

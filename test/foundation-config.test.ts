@@ -79,7 +79,12 @@ const BAD: Array<[string, Record<string, string>, string[], RegExp]> = [
   ['sweep interval zero', { QUEUEMATE_LOCK_SWEEP_INTERVAL: '0' }, [], /QUEUEMATE_LOCK_SWEEP_INTERVAL/],
   ['pool size', { QUEUEMATE_DB_POOL_SIZE: '0' }, [], /QUEUEMATE_DB_POOL_SIZE/],
   ['short token secret', { QUEUEMATE_TOKEN_SECRET: 'short' }, [], /QUEUEMATE_TOKEN_SECRET.*32/],
-  ['secret and key file', { QUEUEMATE_TOKEN_SECRET: 'x'.repeat(32), QUEUEMATE_TOKEN_KEY_FILE: '/k.pem' }, [], /QUEUEMATE_TOKEN_KEY_FILE and QUEUEMATE_TOKEN_SECRET/],
+  [
+    'secret and key file',
+    { QUEUEMATE_TOKEN_SECRET: 'x'.repeat(32), QUEUEMATE_TOKEN_KEY_FILE: '/k.pem' },
+    [],
+    /QUEUEMATE_TOKEN_KEY_FILE and QUEUEMATE_TOKEN_SECRET/,
+  ],
   ['blank host', { HOST: '  ' }, [], /HOST.*must not be empty/],
   ['unknown flag', {}, ['--prot', '1'], /Unknown option --prot/],
   ['flag without value', {}, ['--port'], /--port needs a value/],
@@ -96,17 +101,23 @@ test('QUEUEMATE_TRUST_PROXY takes true/false, a number of hops or a list of addr
 
 for (const [name, env, argv, message] of BAD) {
   test(`bad configuration: ${name}`, () => {
-    assert.throws(() => loadConfig(env, argv), (err: unknown) => {
-      assert.ok(err instanceof ConfigError, `ConfigError, got ${String(err)}`);
-      assert.match(err.message, message);
-      assert.doesNotMatch(err.message, /\n/, 'one line');
-      return true;
-    });
+    assert.throws(
+      () => loadConfig(env, argv),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError, `ConfigError, got ${String(err)}`);
+        assert.match(err.message, message);
+        assert.doesNotMatch(err.message, /\n/, 'one line');
+        return true;
+      },
+    );
   });
 }
 
 test('a bad DATABASE_URL is reported without its password', () => {
-  assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://u:hunter2@db/x' }), (err: Error) => !err.message.includes('hunter2'));
+  assert.throws(
+    () => loadConfig({ DATABASE_URL: 'mysql://u:hunter2@db/x' }),
+    (err: Error) => !err.message.includes('hunter2'),
+  );
   assert.equal(redact('postgres://u:hunter2@db/x'), 'postgres://u:***@db/x');
   assert.equal(redact('postgres://db/x'), 'postgres://db/x');
 });

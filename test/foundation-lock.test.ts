@@ -27,12 +27,15 @@ test('the lock file holds our PID while held and is removed on release', () => {
 test('a lock held by a live process is refused with its PID', () => {
   const dir = tempDir();
   fs.writeFileSync(lockFile(dir), `${process.ppid}\n`);
-  assert.throws(() => lockDataDir(dir), (err: unknown) => {
-    assert.ok(err instanceof DataDirInUseError);
-    assert.equal(err.pid, process.ppid);
-    assert.equal(err.message, `data directory ${dir} in use by PID ${process.ppid}; stop that process or choose another --data-dir`);
-    return true;
-  });
+  assert.throws(
+    () => lockDataDir(dir),
+    (err: unknown) => {
+      assert.ok(err instanceof DataDirInUseError);
+      assert.equal(err.pid, process.ppid);
+      assert.equal(err.message, `data directory ${dir} in use by PID ${process.ppid}; stop that process or choose another --data-dir`);
+      return true;
+    },
+  );
   assert.equal(fs.readFileSync(lockFile(dir), 'utf8').trim(), String(process.ppid), 'the holder keeps its lock');
 });
 
@@ -70,7 +73,10 @@ test('a second process on a locked data directory fails fast with one line namin
   ]);
   for (const r of results) {
     assert.notEqual(r.code, 0);
-    assert.equal(oneLineError(r.stderr), `queuemate: data directory ${dir} in use by PID ${process.pid}; stop that process or choose another --data-dir`);
+    assert.equal(
+      oneLineError(r.stderr),
+      `queuemate: data directory ${dir} in use by PID ${process.pid}; stop that process or choose another --data-dir`,
+    );
     assert.equal(r.stdout, '');
   }
   assert.equal(fs.readFileSync(lockFile(dir), 'utf8').trim(), String(process.pid), 'the refused process leaves the lock alone');

@@ -15,7 +15,16 @@ function cell(s: string): string {
 test('the configuration table lists every setting with its flag, default and meaning, in order', () => {
   const block = readme.match(/<!-- settings:start[^>]*-->\n([\s\S]*?)<!-- settings:end -->/);
   assert.ok(block, 'the README has the settings table markers');
-  const rows = block[1].trim().split('\n').slice(2).map((line) => line.replace(/^\||\|$/g, '').split(/(?<!\\)\|/).map(cell));
+  const rows = block[1]
+    .trim()
+    .split('\n')
+    .slice(2)
+    .map((line) =>
+      line
+        .replace(/^\||\|$/g, '')
+        .split(/(?<!\\)\|/)
+        .map(cell),
+    );
   assert.deepEqual(
     rows,
     SETTINGS.map((s) => [s.env, s.flag, s.default === null ? '(unset)' : String(s.default), s.description]),
@@ -26,7 +35,10 @@ test('the configuration table lists every setting with its flag, default and mea
 test('the quick start is two commands: install-and-start, then the tests', () => {
   const quick = readme.split('## Quick start')[1]?.match(/```sh\n([\s\S]*?)```/);
   assert.ok(quick, 'a quick start code block');
-  const commands = quick[1].trim().split('\n').map((l) => l.replace(/\s+#.*$/, '').trim());
+  const commands = quick[1]
+    .trim()
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim());
   assert.deepEqual(commands, ['npm install && npm start', 'npm test']);
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   assert.match(pkg.scripts.start, /src\/main\.ts start$/);

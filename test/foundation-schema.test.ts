@@ -55,7 +55,13 @@ async function migratedPglite(): Promise<{ store: Store; close: () => Promise<vo
   const lite = await PGlite.create();
   const store = await openStore({ databaseUrl: null, dataDir: '', pglite: lite });
   await migrate(store);
-  return { store, close: async () => { await store.close(); await lite.close(); } };
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await lite.close();
+    },
+  };
 }
 
 test('PGlite: the migrations produce the domain tables, their indexes and constraints', async () => {
@@ -65,29 +71,40 @@ test('PGlite: the migrations produce the domain tables, their indexes and constr
     assert.deepEqual(s.tables, EXPECTED_TABLES.map((t) => `${t} BASE TABLE`).sort());
     // Every table has a primary key, and every tenant-owned table leads its primary key with tenant_id.
     const pks = s.constraints.filter((c) => / p: /.test(c));
-    for (const t of EXPECTED_TABLES) assert.ok(pks.some((c) => c.startsWith(`${t} `)), `${t} has a primary key`);
+    for (const t of EXPECTED_TABLES)
+      assert.ok(
+        pks.some((c) => c.startsWith(`${t} `)),
+        `${t} has a primary key`,
+      );
     const tenantOwned = s.columns.filter((c) => /^\w+\.tenant_id \|/.test(c)).map((c) => c.split('.')[0]);
     assert.ok(tenantOwned.length >= 15, 'tenant-owned tables carry tenant_id');
     for (const t of tenantOwned) {
       const pk = pks.find((c) => c.startsWith(`${t} `))!;
       assert.match(pk, /PRIMARY KEY \(tenant_id, /, `${t}: ${pk}`);
     }
-    assert.ok(s.indexes.some((i) => i.includes('tasks_take_idx')), 'the take-next index exists');
+    assert.ok(
+      s.indexes.some((i) => i.includes('tasks_take_idx')),
+      'the take-next index exists',
+    );
   } finally {
     await lite.close();
   }
 });
 
-test('PGlite and PostgreSQL have the same schema after the migrations', { skip: DATABASE_URL ? false : 'needs PostgreSQL: set DATABASE_URL (.ci/run does)' }, async () => {
-  const [lite, pg] = await Promise.all([migratedPglite(), emptyDatabase()]);
-  try {
-    await migrate(pg.store);
-    const [a, b] = await Promise.all([describeSchema(lite.store), describeSchema(pg.store)]);
-    for (const part of Object.keys(a) as Array<keyof Schema>) {
-      assert.deepEqual(a[part], b[part], `${part} differ between PGlite (actual) and PostgreSQL (expected)`);
+test(
+  'PGlite and PostgreSQL have the same schema after the migrations',
+  { skip: DATABASE_URL ? false : 'needs PostgreSQL: set DATABASE_URL (.ci/run does)' },
+  async () => {
+    const [lite, pg] = await Promise.all([migratedPglite(), emptyDatabase()]);
+    try {
+      await migrate(pg.store);
+      const [a, b] = await Promise.all([describeSchema(lite.store), describeSchema(pg.store)]);
+      for (const part of Object.keys(a) as Array<keyof Schema>) {
+        assert.deepEqual(a[part], b[part], `${part} differ between PGlite (actual) and PostgreSQL (expected)`);
+      }
+      assert.ok(a.columns.length > 100 && a.indexes.length > 20 && a.constraints.length > 40, 'the comparison saw the schema');
+    } finally {
+      await Promise.all([lite.close(), pg.close()]);
     }
-    assert.ok(a.columns.length > 100 && a.indexes.length > 20 && a.constraints.length > 40, 'the comparison saw the schema');
-  } finally {
-    await Promise.all([lite.close(), pg.close()]);
-  }
-});
+  },
+);

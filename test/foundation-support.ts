@@ -103,11 +103,14 @@ export async function runCli(args: string[], opts: { env?: Record<string, string
 
 /** Kills every child still running (SIGKILL) and waits for them. */
 export async function killAll(): Promise<void> {
-  const waits = [...live].map((c) => new Promise<void>((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once('close', () => resolve());
-    c.kill('SIGKILL');
-  }));
+  const waits = [...live].map(
+    (c) =>
+      new Promise<void>((resolve) => {
+        if (c.exitCode !== null || c.signalCode !== null) return resolve();
+        c.once('close', () => resolve());
+        c.kill('SIGKILL');
+      }),
+  );
   await Promise.all(waits);
 }
 
@@ -134,8 +137,26 @@ export async function deadPid(): Promise<number> {
 
 /** The tables of the domain (product.md), all created by the migrations. */
 export const EXPECTED_TABLES: readonly string[] = [
-  'audit_log', 'idempotency_keys', 'kpi_events', 'mates', 'notifications', 'outbox_events', 'process_fields',
-  'process_rules', 'processes', 'runs', 'schema_migrations', 'sign_in_failures', 'signing_keys', 'task_comments',
-  'task_history', 'tasks', 'tenant_api_secrets', 'tenants', 'user_tokens', 'users', 'webhook_deliveries',
+  'audit_log',
+  'idempotency_keys',
+  'kpi_events',
+  'mates',
+  'notifications',
+  'outbox_events',
+  'process_fields',
+  'process_rules',
+  'processes',
+  'runs',
+  'schema_migrations',
+  'sign_in_failures',
+  'signing_keys',
+  'task_comments',
+  'task_history',
+  'tasks',
+  'tenant_api_secrets',
+  'tenants',
+  'user_tokens',
+  'users',
+  'webhook_deliveries',
   'webhook_subscriptions',
 ];

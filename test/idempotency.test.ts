@@ -1,7 +1,7 @@
 /** Idempotency-Key on CreateTask, CreateTasks and CreateAndTakeTask (mate-api §8, product §5.1). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sweepOnce } from '../src/tasks/sweeper.js';
+import { sweepOnce } from '../src/maintenance/scheduler.js';
 import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
@@ -26,7 +26,13 @@ let n = 0;
 
 before(async () => {
   t = await testApp({ clock });
-  tenant = await seedTenant(t.store, 'idem', { processes: [{ processKey: 'PK', fields: FIELDS }, { processKey: 'Other', fields: FIELDS }, { processKey: 'NoTasks', tasksEnabled: false }] });
+  tenant = await seedTenant(t.store, 'idem', {
+    processes: [
+      { processKey: 'PK', fields: FIELDS },
+      { processKey: 'Other', fields: FIELDS },
+      { processKey: 'NoTasks', tasksEnabled: false },
+    ],
+  });
   otherTenant = await seedTenant(t.store, 'idem-b', { processes: [{ processKey: 'PK', fields: FIELDS }] });
   await createMate(t.store.db, tenant.tenantId, { username: 'colleague', password: 'colleague-password-1' });
   mate = await Mate.signIn(t.app, tenant);
@@ -49,7 +55,7 @@ function post(m: Mate, url: string, body: string | unknown, idemKey: string, hea
 function replayed(first: MateResponse, again: MateResponse): void {
   assert.equal(again.status, first.status);
   assert.equal(again.headers['idempotent-replayed'], 'true');
-  assert.equal(again.raw.body, first.raw.body, 'the stored body, byte for byte (its requestId is the first request\'s)');
+  assert.equal(again.raw.body, first.raw.body, "the stored body, byte for byte (its requestId is the first request's)");
   assert.notEqual(again.headers['x-request-id'], first.headers['x-request-id'], 'the replay is a request of its own');
 }
 
@@ -95,7 +101,8 @@ test('the same key with another body, process or endpoint → 422 idempotency_co
     assert.ok(r.body.message.length > 0);
     if (url.includes('CreateTask/')) assert.equal(r.body.taskId, -1);
     if (url.includes('CreateTasks/')) assert.deepEqual(r.body.taskIds, []);
-    if (url.includes('CreateAndTakeTask/')) assert.deepEqual([r.body.taskId, r.body.runId, r.body.reason, r.body.processKey], [-1, -1, null, 'PK']);
+    if (url.includes('CreateAndTakeTask/'))
+      assert.deepEqual([r.body.taskId, r.body.runId, r.body.reason, r.body.processKey], [-1, -1, null, 'PK']);
   }
   assert.deepEqual(await snapshot(t.store.db), state);
   // the first request still replays
@@ -133,13 +140,19 @@ test('a 400 answer is stored and replayed; a 404 is not stored', async () => {
 test('100 concurrent identical requests with one key → exactly one task, identical answers', async () => {
   const k = key();
   const before = await taskCount();
-  const answers = await Promise.all(Array.from({ length: 100 }, () => post(mate, '/api/CreateTask/PK', { coreSystemKey: 'race', numberField: 7 }, k)));
+  const answers = await Promise.all(
+    Array.from({ length: 100 }, () => post(mate, '/api/CreateTask/PK', { coreSystemKey: 'race', numberField: 7 }, k)),
+  );
   assert.equal(await taskCount(), before + 1, 'one task');
   const ok = answers.filter((a) => a.status === 200);
   assert.equal(ok.length, 100, JSON.stringify(answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body.code])));
   assert.equal(new Set(ok.map((a) => a.raw.body)).size, 1, 'every answer is the first one');
   assert.equal(ok.filter((a) => a.headers['idempotent-replayed'] === undefined).length, 1, 'one was processed, 99 replayed');
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM task_history WHERE tenant_id = ${tenant.tenantId} AND task_id = ${ok[0].body.taskId}`.execute(t.store.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM task_history WHERE tenant_id = ${tenant.tenantId} AND task_id = ${ok[0].body.taskId}`.execute(
+    t.store.db,
+  );
   assert.equal(rows[0].n, 1);
 });
 
@@ -169,7 +182,16 @@ test('an invalid key (empty, longer than 255, not visible ASCII) → 400 invalid
       ['/api/CreateTasks/PK', [{ coreSystemKey: 'K' }], { taskIds: [] }],
       ['/api/CreateAndTakeTask/PK', { coreSystemKey: 'K' }, { taskId: -1, runId: -1 }],
     ] as const) {
-      const r = await t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${mate.token}`, 'content-type': 'application/json', 'idempotency-key': Buffer.from(k, 'utf8').toString('latin1') }, payload: JSON.stringify(body) });
+      const r = await t.app.inject({
+        method: 'POST',
+        url,
+        headers: {
+          authorization: `Bearer ${mate.token}`,
+          'content-type': 'application/json',
+          'idempotency-key': Buffer.from(k, 'utf8').toString('latin1'),
+        },
+        payload: JSON.stringify(body),
+      });
       assert.equal(r.statusCode, 400, `${JSON.stringify(k)}: ${r.body}`);
       const b = r.json();
       assert.equal(b.code, 'invalid_field');
@@ -201,10 +223,11 @@ test('after 24 h the key is forgotten: the same request runs anew', async () => 
   clock.advance(24 * 3600);
   assert.equal((await post(mate, '/api/CreateTask/PK', { coreSystemKey: 'other' }, k)).status, 200);
   // the sweeper drops records past their 24 h
-  const keys = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`.execute(t.store.db)).rows[0].n;
+  const keys = async () =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`.execute(t.store.db)).rows[0].n;
   assert.equal(await keys(), 1);
   clock.advance(24 * 3600);
-  await sweepOnce(t.store, clock.now());
+  await sweepOnce(t.app.services, clock.now());
   assert.equal(await keys(), 0);
 });
 
@@ -229,7 +252,18 @@ test('CreateAndTakeTask: the task object is replayed as first answered; the task
   const k = key();
   const first = await post(mate, '/api/CreateAndTakeTask/PK', { numberField: 3, coreSystemKey: 'take me' }, k);
   assert.ok(first.body.taskId > 0, first.raw.body);
-  assert.deepEqual(Object.keys(first.body), ['taskId', 'reason', 'runId', 'processKey', 'coreSystemKey', 'numberField', 'activationDate', 'deadline', 'urgent', 'retryCount']);
+  assert.deepEqual(Object.keys(first.body), [
+    'taskId',
+    'reason',
+    'runId',
+    'processKey',
+    'coreSystemKey',
+    'numberField',
+    'activationDate',
+    'deadline',
+    'urgent',
+    'retryCount',
+  ]);
   const state = await snapshot(t.store.db);
   const again = await post(mate, '/api/CreateAndTakeTask/PK', { coreSystemKey: 'take me', numberField: 3 }, k);
   replayed(first, again);

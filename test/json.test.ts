@@ -35,9 +35,25 @@ test('decodeBody: invalid UTF-8 is read as ISO-8859-1 (C5: "Æble" from the Pyth
 
 test('valid JSON parses like JSON.parse', () => {
   const samples = [
-    '{}', '[]', '0', '-0', '1.5e3', '-12.25E-2', 'true', 'false', 'null', '"x"', ' \t\r\n{ "a" : [ 1 , 2 ] } \n',
-    '{"a":{"b":{"c":[null,true,false,"s",1e-7]}}}', '"\\u00c6ble \\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t"', '"\\ud83d\\ude00"',
-    '[{"a":1},{"a":2},{"A":3}]', '{"a":1,"b":{"a":2}}', '12345678901234567890', '{"":1}', '"😀"',
+    '{}',
+    '[]',
+    '0',
+    '-0',
+    '1.5e3',
+    '-12.25E-2',
+    'true',
+    'false',
+    'null',
+    '"x"',
+    ' \t\r\n{ "a" : [ 1 , 2 ] } \n',
+    '{"a":{"b":{"c":[null,true,false,"s",1e-7]}}}',
+    '"\\u00c6ble \\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t"',
+    '"\\ud83d\\ude00"',
+    '[{"a":1},{"a":2},{"A":3}]',
+    '{"a":1,"b":{"a":2}}',
+    '12345678901234567890',
+    '{"":1}',
+    '"😀"',
   ];
   for (const s of samples) assert.deepEqual(parseJsonStrict(s), JSON.parse(s), s);
 });
@@ -119,7 +135,10 @@ test('equal keys in different objects, or differing only in length, are fine', (
 });
 
 test('__proto__, constructor and prototype are ordinary own keys; nothing is polluted', () => {
-  const r = parseJsonStrict('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"prototype":3}') as Record<string, unknown>;
+  const r = parseJsonStrict('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"prototype":3}') as Record<
+    string,
+    unknown
+  >;
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
   assert.equal((Object.prototype as unknown as Record<string, unknown>).polluted, undefined);
   assert.deepEqual(Object.keys(r), ['__proto__', 'constructor', 'prototype']);
@@ -145,7 +164,12 @@ test(`nesting deeper than ${MAX_JSON_DEPTH} levels is refused without a stack ov
 });
 
 test('a CreateTasks batch of 10,000 items and a 1 MiB string parse correctly', () => {
-  const items = Array.from({ length: 10_000 }, (_, i) => ({ CoreSystemKey: `S-${i}`, NumberField: i * 1.5, Flag: i % 2 === 0, Comment: null }));
+  const items = Array.from({ length: 10_000 }, (_, i) => ({
+    CoreSystemKey: `S-${i}`,
+    NumberField: i * 1.5,
+    Flag: i % 2 === 0,
+    Comment: null,
+  }));
   const text = JSON.stringify(items);
   assert.deepEqual(parseJsonStrict(text), items);
   const trace = { taskId: 5, comment: 'at X.Y() in C:\\src\\a.cs:line 42\n\t"quoted"\n'.repeat(20_000) };

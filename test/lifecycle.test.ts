@@ -3,14 +3,14 @@ import { readTask } from './helpers/rows.js';
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { testApp, type TestApp } from './helpers/app.js';
+import { testApp, updateSettings, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
-import { loadProcessByKey, updateProcessSettings, type ProcessSettingsPatch } from '../src/processes/store.js';
-import { sweepOnce } from '../src/tasks/sweeper.js';
+import { loadProcessByKey, type ProcessSettingsPatch } from '../src/processes/store.js';
+import { sweepOnce } from '../src/maintenance/scheduler.js';
 import { TRANSITIONS, rowsTaken } from '../src/tasks/state-machine.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z'); // a Monday
@@ -30,22 +30,31 @@ before(async () => {
 after(() => t.close());
 
 /** A fresh process per test, so tests don't see each other's tasks. */
-async function freshProcess(patch: ProcessSettingsPatch = {}, fields = [{ name: 'key', type: 'text' as const }, { name: 'amount', type: 'number' as const, required: true }]): Promise<string> {
+async function freshProcess(
+  patch: ProcessSettingsPatch = {},
+  fields = [
+    { name: 'key', type: 'text' as const },
+    { name: 'amount', type: 'number' as const, required: true },
+  ],
+): Promise<string> {
   const key = `P${++n}`;
   const p = await createProcess(t.store.db, tenant.tenantId, { processKey: key, fields });
-  if (Object.keys(patch).length) await updateProcessSettings(t.store.db, tenant.tenantId, p.id, patch);
+  if (Object.keys(patch).length) await updateSettings(t, tenant.tenantId, p.id, patch);
   return key;
 }
 
 async function setProcess(key: string, patch: ProcessSettingsPatch) {
   const p = (await loadProcessByKey(t.store.db, tenant.tenantId, key))!;
-  await updateProcessSettings(t.store.db, tenant.tenantId, p.id, patch);
+  await updateSettings(t, tenant.tenantId, p.id, patch);
 }
 
 const taskRow = (id: number) => readTask(t.store.db, id);
 
 async function history(id: number) {
-  const { rows } = await sql<any>`SELECT action, from_queue, to_queue, error, reason, details, actor_type FROM task_history WHERE task_id = ${id} ORDER BY id`.execute(t.store.db);
+  const { rows } =
+    await sql<any>`SELECT action, from_queue, to_queue, error, reason, details, actor_type FROM task_history WHERE task_id = ${id} ORDER BY id`.execute(
+      t.store.db,
+    );
   return rows;
 }
 
@@ -116,7 +125,11 @@ test('take: deadlines order the queue when enabled; past activation dates only',
   const late = await mate.create(pk, { key: 'late', amount: 1, deadline: '2026-12-01T00:00:00Z' });
   const soon = await mate.create(pk, { key: 'soon', amount: 1, deadline: '2026-04-01T00:00:00Z' });
   const none = await mate.create(pk, { key: 'none', amount: 1 });
-  const future = await mate.create(pk, { key: 'future', amount: 1, activationDate: new Date(clock.now().getTime() + 3600_000).toISOString() });
+  const future = await mate.create(pk, {
+    key: 'future',
+    amount: 1,
+    activationDate: new Date(clock.now().getTime() + 3600_000).toISOString(),
+  });
   const s = await mate.takeNext(pk);
   assert.equal(s.taskId, soon);
   assert.match(s.deadline, /^2026-04-01T00:00:00\.000\+00:00$/);
@@ -144,7 +157,9 @@ test('take: gate closed, blocked date and blocked weekday give dummies and leave
   assert.equal((await mate.takeNext(pk)).code, 'blocked_date');
   const cat = await mate.post(`/api/CreateAndTakeTask/${pk}`, { key: 'b', amount: 2 });
   assert.deepEqual([cat.body.taskId, cat.body.code], [-1, 'blocked_date']);
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE process_id = (SELECT process_id FROM tasks WHERE id = ${id})`.execute(t.store.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM tasks WHERE process_id = (SELECT process_id FROM tasks WHERE id = ${id})`.execute(t.store.db);
   assert.equal(rows[0].n, 1, 'CreateAndTakeTask created nothing');
   const stillOpen = await sql<{ finished_at: Date | null }>`SELECT finished_at FROM runs WHERE id = ${run}`.execute(t.store.db);
   assert.equal(stillOpen.rows[0].finished_at, null, 'dummies other than queue_empty leave the run alone');
@@ -156,7 +171,11 @@ test('take: gate closed, blocked date and blocked weekday give dummies and leave
 
 test('Solved, Manual and Error hand-backs', async () => {
   const pk = await freshProcess();
-  const ids = [await mate.create(pk, { key: 'a', amount: 1 }), await mate.create(pk, { key: 'b', amount: 1 }), await mate.create(pk, { key: 'c', amount: 1 })];
+  const ids = [
+    await mate.create(pk, { key: 'a', amount: 1 }),
+    await mate.create(pk, { key: 'b', amount: 1 }),
+    await mate.create(pk, { key: 'c', amount: 1 }),
+  ];
   for (const _ of ids) await mate.takeNext(pk);
   const s = await mate.post('/api/Solved', { taskId: ids[0], reason: 'ok' });
   assert.deepEqual([s.body.succeeded, s.body.queue, s.body.error], [true, 'Solved', false]);
@@ -195,7 +214,11 @@ test('Retry: allowed under the limit, converted to Error at the limit, and when 
   assert.deepEqual([no.body.queue, no.body.error], ['Manual', true]);
   assert.equal((await history(id2)).at(-1).details.note, 'Retry not allowed: converted to Error');
   const kpi = await sql<{ outcome: string }>`SELECT outcome FROM kpi_events WHERE task_id = ${id2}`.execute(t.store.db);
-  assert.deepEqual(kpi.rows.map((r) => r.outcome), ['Error'], 'a Retry converted to Error logs an Error KPI event');
+  assert.deepEqual(
+    kpi.rows.map((r) => r.outcome),
+    ['Error'],
+    'a Retry converted to Error logs an Error KPI event',
+  );
 });
 
 test('Retry with an activation date: not taken before it; unreadable date refused, task stays locked', async () => {
@@ -242,7 +265,7 @@ test('lock expiry: the sweeper recovers the task as a Retry; the former holder i
   clock.advance(3);
   const due = await mate.post('/api/Solved', { taskId: id });
   assert.equal(due.body.code, 'lock_expired', 'a due lease is refused even before the sweep');
-  const swept = await sweepOnce(t.store, clock.now());
+  const swept = await sweepOnce(t.app.services, clock.now());
   assert.ok(swept.recovered >= 1);
   const row = await taskRow(id);
   assert.deepEqual([row.queue, row.retry_count, row.reason, row.locked_until], ['Ready', 1, 'Lock expired', null]);
@@ -263,7 +286,7 @@ test('lock expiry before another take: the former holder gets lock_expired', asy
   const id = await mate.create(pk, { key: 'a', amount: 1 });
   await mate.takeNext(pk);
   clock.advance(5);
-  await sweepOnce(t.store, clock.now());
+  await sweepOnce(t.app.services, clock.now());
   const row = await taskRow(id);
   assert.deepEqual([row.queue, row.error], ['Manual', true], 'without retries the recovery is an Error');
   assert.equal((await mate.post('/api/Manual', { taskId: id })).body.code, 'lock_expired');
@@ -300,7 +323,9 @@ test('Failure sets the process state; the next take clears it', async () => {
   const pk = await freshProcess();
   const f = await mate.post('/api/Failure', { processKey: pk, message: 'x'.repeat(10_000) });
   assert.equal(f.body.succeeded, true);
-  const state = async () => (await sql<any>`SELECT failure_message FROM processes WHERE tenant_id = ${tenant.tenantId} AND process_key = ${pk}`.execute(t.store.db)).rows[0].failure_message;
+  const state = async () =>
+    (await sql<any>`SELECT failure_message FROM processes WHERE tenant_id = ${tenant.tenantId} AND process_key = ${pk}`.execute(t.store.db))
+      .rows[0].failure_message;
   assert.equal((await state())?.length, 10_000);
   await mate.get(`/api/OkToRun/${pk}`);
   assert.notEqual(await state(), null, 'OkToRun does not clear the Failure state');
@@ -326,7 +351,7 @@ test('lock expiry at the retry limit: recovered as an Error', async () => {
   const id = await mate.create(pk, { key: 'a', amount: 1 });
   await mate.takeNext(pk);
   clock.advance(5);
-  await sweepOnce(t.store, clock.now());
+  await sweepOnce(t.app.services, clock.now());
   const row = await taskRow(id);
   assert.deepEqual([row.queue, row.error, row.retry_count], ['Manual', true, 0]);
   assert.equal((await history(id)).at(-1).reason, 'Lock expired; Retry limit reached: converted to Error');
@@ -347,14 +372,16 @@ test('runs: an idle run past runTimeoutSeconds is closed; the next take opens a 
   assert.equal(old.rows[0].finish_reason, 'timeout');
   // the sweeper closes idle runs nobody touches again
   clock.advance(601);
-  const swept = await sweepOnce(t.store, clock.now());
+  const swept = await sweepOnce(t.app.services, clock.now());
   assert.ok(swept.runsClosed >= 1);
   const closed = await sql<{ finish_reason: string }>`SELECT finish_reason FROM runs WHERE id = ${second.runId}`.execute(t.store.db);
   assert.equal(closed.rows[0].finish_reason, 'timeout');
 });
 
 test("every Mate call records the Mate's last contact (written at most every 10 s)", async () => {
-  const contact = async () => (await sql<{ last_contact_at: Date | null }>`SELECT last_contact_at FROM mates WHERE id = ${tenant.mateId}`.execute(t.store.db)).rows[0].last_contact_at;
+  const contact = async () =>
+    (await sql<{ last_contact_at: Date | null }>`SELECT last_contact_at FROM mates WHERE id = ${tenant.mateId}`.execute(t.store.db)).rows[0]
+      .last_contact_at;
   clock.advance(11);
   const pk = await freshProcess();
   await mate.get(`/api/OkToRun/${pk}`);

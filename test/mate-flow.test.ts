@@ -31,17 +31,31 @@ test('allocator: a Mate in a trigger process creates tasks in another process', 
   const run = await mate.get('/api/StartOrGetRun/Allocator');
   assert.equal(run.body.processKey, 'Allocator');
   assert.ok(run.body.runId > 0);
-  const created = await mate.post('/api/CreateTasks/Invoices', Array.from({ length: 6 }, (_, i) => ({ coreSystemKey: `INV-${i}`, numberField: i * 10, dropdownField: 'option 2' })));
+  const created = await mate.post(
+    '/api/CreateTasks/Invoices',
+    Array.from({ length: 6 }, (_, i) => ({ coreSystemKey: `INV-${i}`, numberField: i * 10, dropdownField: 'option 2' })),
+  );
   assert.equal(created.status, 200);
   assert.equal(created.body.succeeded, true);
   assert.equal(created.body.taskIds.length, 6);
-  assert.deepEqual([...created.body.taskIds].sort((a: number, b: number) => a - b), created.body.taskIds, 'ids follow input order');
+  assert.deepEqual(
+    [...created.body.taskIds].sort((a: number, b: number) => a - b),
+    created.body.taskIds,
+    'ids follow input order',
+  );
   const finish = await mate.post('/api/FinishRun', { runId: run.body.runId, overwriteEntries: 6, overwriteSecondsSaved: null });
   assert.equal(finish.body.succeeded, true, JSON.stringify(finish.body));
   const again = await mate.post('/api/FinishRun', { runId: run.body.runId });
   assert.equal(again.body.code, 'run_finished');
-  const { rows } = await sql<{ outcome: string; entries: number; seconds_saved: number }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE run_id = ${run.body.runId}`.execute(t.store.db);
-  assert.deepEqual(rows.map((r) => [r.outcome, r.entries]), [['Run', 6]]);
+  const { rows } = await sql<{
+    outcome: string;
+    entries: number;
+    seconds_saved: number;
+  }>`SELECT outcome, entries, seconds_saved FROM kpi_events WHERE run_id = ${run.body.runId}`.execute(t.store.db);
+  assert.deepEqual(
+    rows.map((r) => [r.outcome, r.entries]),
+    [['Run', 6]],
+  );
 });
 
 test('worker: drain with TakeNext until -1, solving some and sending others to Manual', async () => {
@@ -71,10 +85,22 @@ test('worker: drain with TakeNext until -1, solving some and sending others to M
   assert.equal(new Set(seen).size, 6);
   const finish = await mate.post('/api/FinishRun', { runId });
   assert.equal(finish.body.code, 'run_finished', 'the empty TakeNext closed the run');
-  const { rows } = await sql<{ queue: string; n: number }>`SELECT queue, count(*)::int AS n FROM tasks WHERE tenant_id = ${tenant.tenantId} GROUP BY queue ORDER BY queue`.execute(t.store.db);
-  assert.deepEqual(rows, [{ queue: 'Manual', n: 3 }, { queue: 'Solved', n: 3 }]);
-  const run = await sql<{ solved_count: number; manual_count: number; finish_reason: string }>`SELECT solved_count, manual_count, finish_reason FROM runs WHERE id = ${runId}`.execute(t.store.db);
+  const { rows } = await sql<{
+    queue: string;
+    n: number;
+  }>`SELECT queue, count(*)::int AS n FROM tasks WHERE tenant_id = ${tenant.tenantId} GROUP BY queue ORDER BY queue`.execute(t.store.db);
+  assert.deepEqual(rows, [
+    { queue: 'Manual', n: 3 },
+    { queue: 'Solved', n: 3 },
+  ]);
+  const run = await sql<{
+    solved_count: number;
+    manual_count: number;
+    finish_reason: string;
+  }>`SELECT solved_count, manual_count, finish_reason FROM runs WHERE id = ${runId}`.execute(t.store.db);
   assert.deepEqual(run.rows[0], { solved_count: 3, manual_count: 3, finish_reason: 'emptyQueue' });
-  const comments = await sql<{ n: number }>`SELECT count(*)::int AS n FROM task_comments WHERE tenant_id = ${tenant.tenantId}`.execute(t.store.db);
+  const comments = await sql<{ n: number }>`SELECT count(*)::int AS n FROM task_comments WHERE tenant_id = ${tenant.tenantId}`.execute(
+    t.store.db,
+  );
   assert.equal(comments.rows[0].n, 6);
 });

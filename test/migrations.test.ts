@@ -12,7 +12,6 @@ import { runCli, killAll, tempDir, oneLineError, EXPECTED_TABLES } from './found
 
 after(killAll);
 
-
 function tempMigrations(files: Record<string, string>): string {
   const dir = tempDir('qm-migrations-');
   for (const [name, sql] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), sql);
@@ -24,18 +23,27 @@ test(`${STORE_KIND}: migrating an empty database creates the whole schema, once`
   try {
     assert.equal(await isMigrated(db.store), false);
     const first = await migrate(db.store);
-    assert.deepEqual(first.applied, loadMigrations().map((m) => m.name));
+    assert.deepEqual(
+      first.applied,
+      loadMigrations().map((m) => m.name),
+    );
     assert.equal(await isMigrated(db.store), true);
 
     const { rows: tables } = await db.store.pool.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
     );
-    assert.deepEqual(tables.map((t) => t.table_name), [...EXPECTED_TABLES].sort());
+    assert.deepEqual(
+      tables.map((t) => t.table_name),
+      [...EXPECTED_TABLES].sort(),
+    );
 
     const { rows } = await db.store.pool.query<{ version: number; name: string; checksum: string; applied_at: Date }>(
       'SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version',
     );
-    assert.deepEqual(rows.map((r) => [r.version, r.name, r.checksum]), loadMigrations().map((m) => [m.version, m.name, m.checksum]));
+    assert.deepEqual(
+      rows.map((r) => [r.version, r.name, r.checksum]),
+      loadMigrations().map((m) => [m.version, m.name, m.checksum]),
+    );
     assert.ok(rows.every((r) => r.applied_at instanceof Date));
 
     const again = await migrate(db.store);
@@ -61,7 +69,10 @@ test(`${STORE_KIND}: migrations apply in order, each in its own transaction; a f
       return true;
     });
     const { rows } = await db.store.pool.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');
-    assert.deepEqual(rows.map((r) => r.name), ['0001_one', '0002_two']);
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      ['0001_one', '0002_two'],
+    );
     const { rows: three } = await db.store.pool.query("SELECT to_regclass('three') AS t");
     assert.equal(three[0].t, null, 'the failed migration was rolled back');
 
@@ -106,9 +117,15 @@ test(`${STORE_KIND}: a database newer than this code is refused`, async () => {
 });
 
 test('migration files must be numbered without gaps; other files are ignored', () => {
-  assert.throws(() => loadMigrations(tempMigrations({ '0001_a.sql': '', '0003_c.sql': '' })), /0003_c\.sql is out of sequence \(expected 0002\)/);
+  assert.throws(
+    () => loadMigrations(tempMigrations({ '0001_a.sql': '', '0003_c.sql': '' })),
+    /0003_c\.sql is out of sequence \(expected 0002\)/,
+  );
   const ms = loadMigrations(tempMigrations({ '0001_a.sql': 'SELECT 1;', 'README.md': '', '0002_b.sql.orig': '' }));
-  assert.deepEqual(ms.map((m) => m.name), ['0001_a']);
+  assert.deepEqual(
+    ms.map((m) => m.name),
+    ['0001_a'],
+  );
   assert.match(ms[0].checksum, /^[0-9a-f]{64}$/);
 });
 
@@ -119,36 +136,57 @@ test('the shipped migrations are numbered from 0001 and named in lower case', ()
   assert.equal(loadMigrations().length, files.length);
 });
 
-test('two `queuemate migrate` processes at once: both succeed and each migration is applied exactly once', { skip: DATABASE_URL ? false : 'PostgreSQL only: set DATABASE_URL (the embedded store allows one process per data directory; see foundation-lock)' }, async () => {
-  const db = await emptyDatabase();
-  try {
-    const env = { DATABASE_URL: db.url! };
-    const [a, b] = await Promise.all([
-      runCli(['migrate', '--json'], { env, timeoutMs: 30_000 }),
-      runCli(['migrate', '--json'], { env, timeoutMs: 30_000 }),
-    ]);
-    assert.equal(a.code, 0, a.stderr);
-    assert.equal(b.code, 0, b.stderr);
-    const applied = [...JSON.parse(a.stdout).applied, ...JSON.parse(b.stdout).applied];
-    assert.deepEqual(applied.sort(), loadMigrations().map((m) => m.name), 'every migration applied by exactly one of the two');
-    const { rows } = await db.store.pool.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version');
-    assert.deepEqual(rows.map((r) => r.version), loadMigrations().map((m) => m.version));
-    assert.ok(rows.every((r) => r.n === 1));
-    assert.equal(await isMigrated(db.store), true);
-  } finally {
-    await db.close();
-  }
-});
+test(
+  'two `queuemate migrate` processes at once: both succeed and each migration is applied exactly once',
+  {
+    skip: DATABASE_URL
+      ? false
+      : 'PostgreSQL only: set DATABASE_URL (the embedded store allows one process per data directory; see foundation-lock)',
+  },
+  async () => {
+    const db = await emptyDatabase();
+    try {
+      const env = { DATABASE_URL: db.url! };
+      const [a, b] = await Promise.all([
+        runCli(['migrate', '--json'], { env, timeoutMs: 30_000 }),
+        runCli(['migrate', '--json'], { env, timeoutMs: 30_000 }),
+      ]);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      const applied = [...JSON.parse(a.stdout).applied, ...JSON.parse(b.stdout).applied];
+      assert.deepEqual(
+        applied.sort(),
+        loadMigrations().map((m) => m.name),
+        'every migration applied by exactly one of the two',
+      );
+      const { rows } = await db.store.pool.query<{ version: number; n: number }>(
+        'SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version',
+      );
+      assert.deepEqual(
+        rows.map((r) => r.version),
+        loadMigrations().map((m) => m.version),
+      );
+      assert.ok(rows.every((r) => r.n === 1));
+      assert.equal(await isMigrated(db.store), true);
+    } finally {
+      await db.close();
+    }
+  },
+);
 
-test('`queuemate migrate` refuses a changed migration with one line (PostgreSQL)', { skip: DATABASE_URL ? false : 'PostgreSQL only: set DATABASE_URL' }, async () => {
-  const db = await emptyDatabase();
-  try {
-    await migrate(db.store);
-    await db.store.pool.query("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1");
-    const r = await runCli(['migrate'], { env: { DATABASE_URL: db.url! }, timeoutMs: 20_000 });
-    assert.equal(r.code, 1);
-    assert.equal(oneLineError(r.stderr), 'queuemate: migration 0001_schema was changed after it was applied; migrations are append-only');
-  } finally {
-    await db.close();
-  }
-});
+test(
+  '`queuemate migrate` refuses a changed migration with one line (PostgreSQL)',
+  { skip: DATABASE_URL ? false : 'PostgreSQL only: set DATABASE_URL' },
+  async () => {
+    const db = await emptyDatabase();
+    try {
+      await migrate(db.store);
+      await db.store.pool.query("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1");
+      const r = await runCli(['migrate'], { env: { DATABASE_URL: db.url! }, timeoutMs: 20_000 });
+      assert.equal(r.code, 1);
+      assert.equal(oneLineError(r.stderr), 'queuemate: migration 0001_schema was changed after it was applied; migrations are append-only');
+    } finally {
+      await db.close();
+    }
+  },
+);

@@ -8,7 +8,30 @@ before(async () => {
 });
 after(() => t.close());
 
-const ENDPOINTS = ['OkToRun', 'StartOrGetRun', 'StartRun', 'FinishRun', 'Failure', 'GetRules', 'TakeNext', 'TakeMany', 'CreateTask', 'CreateTasks', 'CreateAndTakeTask', 'UpdateTask', 'Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'ManualAsync', 'ErrorAsync', 'RetryAsync', 'Return', 'ExtendLock'];
+const ENDPOINTS = [
+  'OkToRun',
+  'StartOrGetRun',
+  'StartRun',
+  'FinishRun',
+  'Failure',
+  'GetRules',
+  'TakeNext',
+  'TakeMany',
+  'CreateTask',
+  'CreateTasks',
+  'CreateAndTakeTask',
+  'UpdateTask',
+  'Solved',
+  'Manual',
+  'Error',
+  'Retry',
+  'SolvedAsync',
+  'ManualAsync',
+  'ErrorAsync',
+  'RetryAsync',
+  'Return',
+  'ExtendLock',
+];
 
 test('/docs/json documents every Mate endpoint once (the /apimate alias hidden) and the token endpoint', async () => {
   const r = await t.app.inject({ method: 'GET', url: '/docs/json' });

@@ -26,7 +26,10 @@ test('a marked statement is prepared once per connection and reused; others are 
     assert.equal((await client.query(marked, [1])).rows[0].x, 2);
     await client.query('SELECT $1::int AS plain', [1]);
     const { rows } = await client.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements');
-    assert.deepEqual(rows.map((r) => r.statement).filter((s) => s.includes('$1::int')), [marked]);
+    assert.deepEqual(
+      rows.map((r) => r.statement).filter((s) => s.includes('$1::int')),
+      [marked],
+    );
   } finally {
     client.release();
   }

@@ -37,10 +37,21 @@ const NOT_FOUND_PROCESS = { status: 404, code: 'process_not_found' };
 const NOT_FOUND_TASK = { status: 200, code: 'task_not_found' };
 
 const processRoute = (method: 'GET' | 'POST', name: string, body?: (x: Target) => unknown, query = ''): RouteCase => ({
-  method, route: `/${name}/{processKey}`, path: (x) => `/${name}/${encodeURIComponent(x.pk)}${query}`, body, expect: NOT_FOUND_PROCESS,
+  method,
+  route: `/${name}/{processKey}`,
+  path: (x) => `/${name}/${encodeURIComponent(x.pk)}${query}`,
+  body,
+  expect: NOT_FOUND_PROCESS,
 });
-const taskRoute = (name: string, body: (x: Target) => unknown = (x) => ({ taskId: x.taskId, reason: 'stolen', comment: 'by B' })): RouteCase => ({
-  method: 'POST', route: `/${name}`, path: () => `/${name}`, body, expect: NOT_FOUND_TASK,
+const taskRoute = (
+  name: string,
+  body: (x: Target) => unknown = (x) => ({ taskId: x.taskId, reason: 'stolen', comment: 'by B' }),
+): RouteCase => ({
+  method: 'POST',
+  route: `/${name}`,
+  path: () => `/${name}`,
+  body,
+  expect: NOT_FOUND_TASK,
 });
 
 /** Every route of the Mate API; the first test checks the list against the registered routes. */
@@ -54,8 +65,20 @@ const ROUTES: Record<string, RouteCase> = {
   CreateTask: processRoute('POST', 'CreateTask', () => ({ coreSystemKey: 'injected' })),
   CreateTasks: processRoute('POST', 'CreateTasks', () => [{ coreSystemKey: 'injected' }]),
   CreateAndTakeTask: processRoute('POST', 'CreateAndTakeTask', () => ({ coreSystemKey: 'injected' })),
-  FinishRun: { method: 'POST', route: '/FinishRun', path: () => '/FinishRun', body: (x) => ({ runId: x.runId, overwriteEntries: 5 }), expect: { status: 200, code: 'run_not_found' } },
-  Failure: { method: 'POST', route: '/Failure', path: () => '/Failure', body: (x) => ({ processKey: x.pk, message: 'set by B' }), expect: NOT_FOUND_PROCESS },
+  FinishRun: {
+    method: 'POST',
+    route: '/FinishRun',
+    path: () => '/FinishRun',
+    body: (x) => ({ runId: x.runId, overwriteEntries: 5 }),
+    expect: { status: 200, code: 'run_not_found' },
+  },
+  Failure: {
+    method: 'POST',
+    route: '/Failure',
+    path: () => '/Failure',
+    body: (x) => ({ processKey: x.pk, message: 'set by B' }),
+    expect: NOT_FOUND_PROCESS,
+  },
   UpdateTask: taskRoute('UpdateTask', (x) => ({ taskId: x.taskId, coreSystemKey: 'stolen', comment: 'by B' })),
   Solved: taskRoute('Solved'),
   Manual: taskRoute('Manual'),
@@ -65,7 +88,16 @@ const ROUTES: Record<string, RouteCase> = {
   ManualAsync: taskRoute('ManualAsync'),
   ErrorAsync: taskRoute('ErrorAsync'),
   RetryAsync: taskRoute('RetryAsync'),
-  Return: { method: 'POST', route: '/Return', path: () => '/Return', body: (x) => [{ taskId: x.taskId, action: 'Solved' }, { taskId: x.taskId, action: 'Retry' }], expect: { status: 200, code: 'items_failed' } },
+  Return: {
+    method: 'POST',
+    route: '/Return',
+    path: () => '/Return',
+    body: (x) => [
+      { taskId: x.taskId, action: 'Solved' },
+      { taskId: x.taskId, action: 'Retry' },
+    ],
+    expect: { status: 200, code: 'items_failed' },
+  },
   ExtendLock: taskRoute('ExtendLock', (x) => ({ taskId: x.taskId, seconds: 86_400 })),
 };
 const PREFIXES = ['/api', '/apimate'];
@@ -93,7 +125,10 @@ async function send(token: string | null, prefix: string, c: RouteCase, x: Targe
   const res = await t.app.inject({
     method: c.method,
     url: prefix + c.path(x),
-    headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     payload: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.statusCode, headers: res.headers, body: res.json(), text: res.body };
@@ -127,8 +162,14 @@ test('the route list covers every Mate API route', () => {
     .filter(([p]) => p.startsWith('/api/'))
     .flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p.slice('/api'.length)}`))
     .sort();
-  assert.deepEqual(Object.values(ROUTES).map((c) => `${c.method} ${c.route}`).sort(), paths);
-  for (const c of Object.values(ROUTES)) assert.ok(t.app.hasRoute({ method: c.method, url: `/apimate${c.route.replace('{processKey}', ':processKey')}` }), c.route);
+  assert.deepEqual(
+    Object.values(ROUTES)
+      .map((c) => `${c.method} ${c.route}`)
+      .sort(),
+    paths,
+  );
+  for (const c of Object.values(ROUTES))
+    assert.ok(t.app.hasRoute({ method: c.method, url: `/apimate${c.route.replace('{processKey}', ':processKey')}` }), c.route);
 });
 
 /** The shared helper: every check on one route under one prefix. */
@@ -156,7 +197,14 @@ async function checkRoute(prefix: string, name: string, c: RouteCase): Promise<v
 
   // wrong role: a valid token that is not a Mate's
   const now = Math.floor(clock.now().getTime() / 1000);
-  const person = await signClaims(t.app.mateAuth.keys, { ...claims, iat: now, exp: now + 3600, [CUSTOMER_KEY_CLAIM]: tenantA.clientId, sub: String(tenantA.mateId), [USER_TYPE_CLAIM]: 'User' });
+  const person = await signClaims(t.app.services.auth.keys, {
+    ...claims,
+    iat: now,
+    exp: now + 3600,
+    [CUSTOMER_KEY_CLAIM]: tenantA.clientId,
+    sub: String(tenantA.mateId),
+    [USER_TYPE_CLAIM]: 'User',
+  });
   const role = await send(person, prefix, c, targetA);
   assert.equal(role.status, 403, `${where}: ${role.text}`);
   assert.equal(role.body.code, 'insufficient_scope');
@@ -165,7 +213,11 @@ async function checkRoute(prefix: string, name: string, c: RouteCase): Promise<v
   const b = await send(mateB.token, prefix, c, targetA);
   assert.equal(b.status, c.expect.status, `${where}: ${b.text}`);
   assert.equal(b.body.code, c.expect.code, `${where}: ${b.text}`);
-  if (name === 'Return') assert.deepEqual(b.body.results.map((r: any) => r.code), ['task_not_found', 'task_not_found']);
+  if (name === 'Return')
+    assert.deepEqual(
+      b.body.results.map((r: any) => r.code),
+      ['task_not_found', 'task_not_found'],
+    );
   assert.equal(strip(b), baseline.get(prefix + name), `${where}: the same answer as for a nonexistent target`);
 
   // A's key in another spelling is still A's, and still not found for B
@@ -179,7 +231,8 @@ async function checkRoute(prefix: string, name: string, c: RouteCase): Promise<v
 
 for (const prefix of PREFIXES) {
   for (const [name, c] of Object.entries(ROUTES)) {
-    test(`${prefix}/${name}: no token, bad token, wrong role → refused; another tenant's target = a nonexistent one`, () => checkRoute(prefix, name, c));
+    test(`${prefix}/${name}: no token, bad token, wrong role → refused; another tenant's target = a nonexistent one`, () =>
+      checkRoute(prefix, name, c));
   }
 }
 
@@ -190,8 +243,10 @@ test('A still works on its own targets after all of that (the checks above did n
   assert.equal(ext.body.succeeded, true, JSON.stringify(ext.body));
   const solved = await mateA.post('/api/Solved', { taskId: targetA.taskId });
   assert.equal(solved.body.succeeded, true, JSON.stringify(solved.body));
-  const { rows } = await sql<{ failure_message: string | null }>`SELECT failure_message FROM processes WHERE tenant_id = ${tenantA.tenantId} AND process_key = 'SecretA'`.execute(t.store.db);
-  assert.equal(rows[0].failure_message, null, 'A\'s hand-back cleared the Failure state B could not touch');
+  const { rows } = await sql<{
+    failure_message: string | null;
+  }>`SELECT failure_message FROM processes WHERE tenant_id = ${tenantA.tenantId} AND process_key = 'SecretA'`.execute(t.store.db);
+  assert.equal(rows[0].failure_message, null, "A's hand-back cleared the Failure state B could not touch");
   // B's own process is unaffected by A
   assert.equal((await mateB.get('/api/TakeNext/OwnB')).body.code, 'queue_empty');
 });

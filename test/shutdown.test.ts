@@ -44,7 +44,13 @@ test('SIGTERM during a burst of creates: in-flight ones finish, nothing is half-
   const out = server.stdout();
   const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(out)![1];
   const [mateName, matePassword] = /Mate:\s+(\S+) \/ (\S+)/.exec(out)!.slice(1);
-  const form = new URLSearchParams({ grant_type: 'password', client_id: field('Client Id'), client_secret: field('API secret'), username: mateName, password: matePassword });
+  const form = new URLSearchParams({
+    grant_type: 'password',
+    client_id: field('Client Id'),
+    client_secret: field('API secret'),
+    username: mateName,
+    password: matePassword,
+  });
   const token = (await (await fetch(`${base}/connect/token`, { method: 'POST', body: form })).json()).access_token as string;
 
   const body = (r: number) => JSON.stringify(Array.from({ length: ITEMS }, (_, i) => ({ coreSystemKey: `R${r}-${i}`, numberField: i })));
@@ -53,7 +59,11 @@ test('SIGTERM during a burst of creates: in-flight ones finish, nothing is half-
   const results = await Promise.all([
     ...Array.from({ length: REQUESTS }, async (_, r) => {
       try {
-        const res = await fetch(`${base}/api/CreateTasks/demo`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body(r) });
+        const res = await fetch(`${base}/api/CreateTasks/demo`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: body(r),
+        });
         const json = await res.json().catch(() => null);
         firstAnswered();
         return { status: res.status, created: res.status === 200 && json?.succeeded ? (json.taskIds as number[]).length : 0 };
@@ -69,7 +79,10 @@ test('SIGTERM during a burst of creates: in-flight ones finish, nothing is half-
   const { code } = await server.exited;
   assert.equal(code, 0, `exit status\n${server.stderr()}`);
   const answers = results.filter((r) => r.status !== -1);
-  assert.ok(answers.every((r) => [0, 200, 503].includes(r.status)), `statuses: ${answers.map((r) => r.status)}`);
+  assert.ok(
+    answers.every((r) => [0, 200, 503].includes(r.status)),
+    `statuses: ${answers.map((r) => r.status)}`,
+  );
   const acknowledged = answers.reduce((n, r) => n + r.created, 0);
   assert.ok(acknowledged >= ITEMS, 'at least the first create was answered');
   const store = await open();

@@ -14,7 +14,14 @@ test('every action has a row that applies whatever the facts', () => {
     for (const retryAllowed of [true, false]) {
       for (const retryCount of [0, 3, 5]) {
         for (const requiredMissing of [true, false]) {
-          const row = transition(action, { retryAllowed, retryCount, maxRetries: 3, requiredMissing, source: 'mate', requireApproval: 'none' });
+          const row = transition(action, {
+            retryAllowed,
+            retryCount,
+            maxRetries: 3,
+            requiredMissing,
+            source: 'mate',
+            requireApproval: 'none',
+          });
           assert.equal(row.action, action);
         }
       }

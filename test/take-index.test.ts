@@ -1,5 +1,5 @@
 /**
- * The take-next pick (the `picked` part of takeTasks' statement in src/tasks/store.ts) is served
+ * The take-next pick (the `picked` part of takeTasks' statement in src/tasks/take.ts) is served
  * by the index whose order is its ORDER BY (STYLE principle 3): tasks_take_idx without deadlines,
  * tasks_take_deadline_idx with them, and no Sort node. The statement EXPLAINed is the one
  * takeTasks sends, captured on its way to the database, not a copy of it.
@@ -7,12 +7,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
-import { testApp, type TestApp } from './helpers/app.js';
+import { testApp, updateSettings, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { STORE_KIND } from './helpers/db.js';
-import { takeTasks } from '../src/tasks/store.js';
-import { loadProcessByKey, updateProcessSettings, type ProcessDef } from '../src/processes/store.js';
+import { takeTasks } from '../src/tasks/take.js';
+import { loadProcessByKey, type ProcessDef } from '../src/processes/store.js';
+import type { Database } from '../src/db/types.js';
 
 let t: TestApp;
 let tenant: SeededTenant;
@@ -25,11 +26,19 @@ before(async () => {
   const mate = await Mate.signIn(t.app, tenant);
   const mateB = await Mate.signIn(t.app, other);
   const dated = (await loadProcessByKey(t.store.db, tenant.tenantId, 'Dated'))!;
-  await updateProcessSettings(t.store.db, tenant.tenantId, dated.id, { deadlines_enabled: true });
+  await updateSettings(t, tenant.tenantId, dated.id, { deadlines_enabled: true });
   // enough rows, spread over tenants, processes and queues, for the statistics to mean something
   const items = (n: number, f: (i: number) => Record<string, unknown>) => Array.from({ length: n }, (_, i) => f(i));
-  for (const [m, pk] of [[mate, 'Plain'], [mate, 'Dated'], [mate, 'Noise'], [mateB, 'Plain']] as const) {
-    const r = await m.post(`/api/CreateTasks/${pk}`, items(400, (i) => ({ n: i, urgent: i % 17 === 0, deadline: i % 3 ? `2030-01-${String((i % 28) + 1).padStart(2, '0')}` : null })));
+  for (const [m, pk] of [
+    [mate, 'Plain'],
+    [mate, 'Dated'],
+    [mate, 'Noise'],
+    [mateB, 'Plain'],
+  ] as const) {
+    const r = await m.post(
+      `/api/CreateTasks/${pk}`,
+      items(400, (i) => ({ n: i, urgent: i % 17 === 0, deadline: i % 3 ? `2030-01-${String((i % 28) + 1).padStart(2, '0')}` : null })),
+    );
     assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
   }
   await m(mate).takeSome('Plain', 50);
@@ -79,7 +88,14 @@ async function explainPick(processId: number, deadlines: boolean): Promise<{ pla
     });
     const at = new Date('2031-01-01T00:00:00Z');
     const slots = Array.from({ length: 10 }, () => ({ mateId: 1, mateName: 'm', requestId: null }));
-    const taken = await takeTasks({ getExecutor: () => executor } as unknown as Kysely<any>, tenant.tenantId, processId, deadlines, at, at, slots);
+    const db = { getExecutor: () => executor } as unknown as Kysely<Database>;
+    const taken = await takeTasks(
+      { db, publish: () => {} },
+      { tenantId: tenant.tenantId, id: processId, deadlinesEnabled: deadlines },
+      at,
+      at,
+      slots,
+    );
     assert.deepEqual(taken, []);
     assert.ok(captured && result, 'takeTasks sent its statement');
     const cell = (result as QueryResult<any>).rows[0]['QUERY PLAN'];
@@ -98,22 +114,33 @@ function describe(plan: PlanNode, depth = 0): string {
   return `${'  '.repeat(depth)}${plan['Node Type']}${plan['Index Name'] ? ` on ${plan['Index Name']}` : ''}\n${(plan.Plans ?? []).map((p) => describe(p, depth + 1)).join('')}`;
 }
 
-for (const [deadlines, index, other] of [[false, 'tasks_take_idx', 'tasks_take_deadline_idx'], [true, 'tasks_take_deadline_idx', 'tasks_take_idx']] as const) {
+for (const [deadlines, index, other] of [
+  [false, 'tasks_take_idx', 'tasks_take_deadline_idx'],
+  [true, 'tasks_take_deadline_idx', 'tasks_take_idx'],
+] as const) {
   test(`${STORE_KIND}: take-next ${deadlines ? 'with' : 'without'} deadlines is an ordered scan of ${index}, no Sort`, async () => {
     const { plan, query } = await explainPick(proc.id, deadlines);
     const all = nodes(plan);
     const shown = describe(plan);
     assert.match(query, /FOR UPDATE SKIP LOCKED/, 'the real take query was explained');
     const scans = all.filter((n) => n['Index Name']);
-    assert.deepEqual(scans.map((n) => [n['Node Type'], n['Index Name']]), [['Index Scan', index]], shown);
+    assert.deepEqual(
+      scans.map((n) => [n['Node Type'], n['Index Name']]),
+      [['Index Scan', index]],
+      shown,
+    );
     assert.ok(!all.some((n) => n['Index Name'] === other), shown);
     assert.ok(!all.some((n) => /Sort/.test(n['Node Type'])), `no Sort node:\n${shown}`);
     // the shape: rows locked as they come off the index, the LIMIT stopping the scan
-    assert.deepEqual(all.map((n) => n['Node Type']), ['Limit', 'LockRows', 'Index Scan'], shown);
+    assert.deepEqual(
+      all.map((n) => n['Node Type']),
+      ['Limit', 'LockRows', 'Index Scan'],
+      shown,
+    );
   });
 }
 
-test('the indexes hold exactly the free Ready tasks the query asks for (their WHERE matches the query\'s)', async () => {
+test("the indexes hold exactly the free Ready tasks the query asks for (their WHERE matches the query's)", async () => {
   const { rows } = await sql<{ indexname: string; indexdef: string }>`SELECT indexname, indexdef FROM pg_indexes
     WHERE tablename = 'tasks' AND indexname IN ('tasks_take_idx', 'tasks_take_deadline_idx') ORDER BY indexname`.execute(t.store.db);
   assert.equal(rows.length, 2);

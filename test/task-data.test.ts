@@ -38,7 +38,13 @@ function body(json: string): Record<string, unknown> {
   return parseJsonStrict(json) as Record<string, unknown>;
 }
 
-function ok(fields: TaskField[], b: Record<string, unknown> | string, mode: TaskDataMode = 'create', timeZone = CPH, current?: Record<string, unknown>): TaskData {
+function ok(
+  fields: TaskField[],
+  b: Record<string, unknown> | string,
+  mode: TaskDataMode = 'create',
+  timeZone = CPH,
+  current?: Record<string, unknown>,
+): TaskData {
   const r = validateTaskData({ fields, body: typeof b === 'string' ? body(b) : b, mode, timeZone, current });
   if (!r.ok) assert.fail(`refused: ${JSON.stringify(r.problems)}`);
   const { ok: _, ...data } = r;
@@ -69,7 +75,10 @@ test('C17: "12.5", "True" and an activation date in the tenant time zone', () =>
   const r = ok(PK, '{"coreSystemKey":"A","numberField":"12.5","flag":"True","activationDate":"2030-01-31T10:00:00"}');
   assert.deepEqual(r.values, { coreSystemKey: 'A', numberField: 12.5, flag: true });
   assert.equal(r.reserved.activationDate?.toISOString(), '2030-01-31T09:00:00.000Z');
-  assert.equal(ok(PK, '{"activationDate":"2030-01-31T10:00:00"}', 'create', 'America/New_York').reserved.activationDate?.toISOString(), '2030-01-31T15:00:00.000Z');
+  assert.equal(
+    ok(PK, '{"activationDate":"2030-01-31T10:00:00"}', 'create', 'America/New_York').reserved.activationDate?.toISOString(),
+    '2030-01-31T15:00:00.000Z',
+  );
 });
 
 test('C17: "12,5" is refused with invalid_field naming the field and the value', () => {
@@ -84,12 +93,15 @@ test('C17: "12,5" is refused with invalid_field naming the field and the value',
 
 test('problems name the key as sent and are all listed, in key order', () => {
   const ps = problems(PK, '{"NumberField":"abc","flag":"yes","extra":1,"coreSystemKey":{"a":1}}');
-  assert.deepEqual(ps.map((p) => [p.field, p.code, p.value]), [
-    ['NumberField', 'invalid_field', 'abc'],
-    ['flag', 'invalid_field', 'yes'],
-    ['extra', 'unknown_field', 1],
-    ['coreSystemKey', 'invalid_field', { a: 1 }],
-  ]);
+  assert.deepEqual(
+    ps.map((p) => [p.field, p.code, p.value]),
+    [
+      ['NumberField', 'invalid_field', 'abc'],
+      ['flag', 'invalid_field', 'yes'],
+      ['extra', 'unknown_field', 1],
+      ['coreSystemKey', 'invalid_field', { a: 1 }],
+    ],
+  );
   for (const p of ps) assert.ok(p.message.includes(p.field!), p.message);
 });
 
@@ -107,8 +119,18 @@ test('unknown_field for a non-null key that is neither a field nor reserved', ()
   assert.match(p.message, /coreSystemKey, numberField, flag/);
   // Prototype-like keys are ordinary unknown keys, not fields or crashes.
   const ps = problems(PK, '{"__proto__":{"x":1},"toString":"t"}');
-  assert.deepEqual(ps.map((q) => [q.field, q.code]), [['__proto__', 'unknown_field'], ['toString', 'unknown_field']]);
-  assert.deepEqual(problems(PK, '{"customer":""}').map((q) => q.code), ['unknown_field'], '"" is not null');
+  assert.deepEqual(
+    ps.map((q) => [q.field, q.code]),
+    [
+      ['__proto__', 'unknown_field'],
+      ['toString', 'unknown_field'],
+    ],
+  );
+  assert.deepEqual(
+    problems(PK, '{"customer":""}').map((q) => q.code),
+    ['unknown_field'],
+    '"" is not null',
+  );
 });
 
 test('reserved keys on create: comment/newNote, activationDate, deadline, urgent; the others ignored', () => {
@@ -135,7 +157,19 @@ test('reserved keys on create: comment/newNote, activationDate, deadline, urgent
 });
 
 test('a task object can be posted back to CreateTask', () => {
-  const taskObject = { taskId: 5, reason: null, runId: 3, processKey: 'PK', coreSystemKey: 'A', numberField: 1, flag: false, activationDate: '2024-05-02T09:30:00.000+02:00', deadline: null, urgent: false, retryCount: 0 };
+  const taskObject = {
+    taskId: 5,
+    reason: null,
+    runId: 3,
+    processKey: 'PK',
+    coreSystemKey: 'A',
+    numberField: 1,
+    flag: false,
+    activationDate: '2024-05-02T09:30:00.000+02:00',
+    deadline: null,
+    urgent: false,
+    retryCount: 0,
+  };
   const r = ok(PK, taskObject);
   assert.deepEqual(r.values, { coreSystemKey: 'A', numberField: 1, flag: false });
   assert.equal(r.reserved.activationDate?.toISOString(), '2024-05-02T07:30:00.000Z');
@@ -148,18 +182,27 @@ test('comment: newNote alias, comment wins, "" is none', () => {
   assert.equal(ok(PK, { comment: '', newNote: 'n' }).reserved.comment, 'n');
   assert.equal(ok(PK, { comment: '' }).reserved.comment, undefined);
   assert.equal(ok(PK, { comment: 42 }).reserved.comment, '42');
-  assert.deepEqual(problems(PK, { comment: ['x'] }).map((p) => [p.field, p.code]), [['comment', 'invalid_field']]);
+  assert.deepEqual(
+    problems(PK, { comment: ['x'] }).map((p) => [p.field, p.code]),
+    [['comment', 'invalid_field']],
+  );
 });
 
 test('reserved values that do not convert are invalid_field on create, ignored on update', () => {
   const ps = problems(PK, { activationDate: '2024-02-30', deadline: 'soon', urgent: 'maybe' });
-  assert.deepEqual(ps.map((p) => [p.field, p.code, p.value]), [
-    ['activationDate', 'invalid_field', '2024-02-30'],
-    ['deadline', 'invalid_field', 'soon'],
-    ['urgent', 'invalid_field', 'maybe'],
-  ]);
+  assert.deepEqual(
+    ps.map((p) => [p.field, p.code, p.value]),
+    [
+      ['activationDate', 'invalid_field', '2024-02-30'],
+      ['deadline', 'invalid_field', 'soon'],
+      ['urgent', 'invalid_field', 'maybe'],
+    ],
+  );
   assert.match(ps[0].message, /activationDate.*"2024-02-30"/);
-  assert.deepEqual(problems(PK, { activationDate: 20300131 }).map((p) => p.field), ['activationDate']);
+  assert.deepEqual(
+    problems(PK, { activationDate: 20300131 }).map((p) => p.field),
+    ['activationDate'],
+  );
   const r = ok(PK, { taskId: 5, activationDate: 'soon', deadline: 'x', urgent: 'maybe' }, 'update');
   assert.deepEqual(r.reserved, { taskId: 5 });
   // "" is absent for optional system keys.
@@ -203,15 +246,22 @@ test('conversions: text', () => {
   assert.deepEqual(ok(f, { t: 12.5 }).values, { t: '12.5' });
   assert.deepEqual(ok(f, { t: true }).values, { t: 'true' });
   assert.deepEqual(ok(f, { t: '  padded  ' }).values, { t: '  padded  ' });
-  assert.deepEqual(problems(f, { t: [1] }).map((p) => p.code), ['invalid_field']);
-  assert.deepEqual(problems(f, { t: 'a\u0000b' }).map((p) => p.code), ['invalid_field']);
+  assert.deepEqual(
+    problems(f, { t: [1] }).map((p) => p.code),
+    ['invalid_field'],
+  );
+  assert.deepEqual(
+    problems(f, { t: 'a\u0000b' }).map((p) => p.code),
+    ['invalid_field'],
+  );
 });
 
 test('conversions: number', () => {
   const f = [field('n', 'number')];
   assert.deepEqual(ok(f, { n: '1e3' }).values, { n: 1000 });
   assert.deepEqual(ok(f, { n: -0.5 }).values, { n: -0.5 });
-  for (const v of ['12,5', '1,000', '1 000', 'NaN', 'Infinity', true, {}]) assert.equal(problems(f, { n: v })[0].code, 'invalid_field', String(v));
+  for (const v of ['12,5', '1,000', '1 000', 'NaN', 'Infinity', true, {}])
+    assert.equal(problems(f, { n: v })[0].code, 'invalid_field', String(v));
 });
 
 test('conversions: integer takes integral values only ("12.0" → 12, "12.5" refused)', () => {
@@ -231,7 +281,14 @@ test('conversions: integer takes integral values only ("12.0" → 12, "12.5" ref
 
 test('conversions: boolean', () => {
   const f = [field('b', 'boolean')];
-  for (const [v, want] of [[true, true], ['TRUE', true], ['False', false], [1, true], ['0', false]] as const) assert.deepEqual(ok(f, { b: v }).values, { b: want }, String(v));
+  for (const [v, want] of [
+    [true, true],
+    ['TRUE', true],
+    ['False', false],
+    [1, true],
+    ['0', false],
+  ] as const)
+    assert.deepEqual(ok(f, { b: v }).values, { b: want }, String(v));
   assert.equal(problems(f, { b: 'ja' })[0].code, 'invalid_field');
 });
 
@@ -271,7 +328,17 @@ test('conversions: email needs local@domain without spaces', () => {
   const f = [field('mail', 'email')];
   assert.deepEqual(ok(f, { mail: 'Anna.B+x@example.com' }).values, { mail: 'Anna.B+x@example.com' });
   assert.deepEqual(ok(f, { mail: 'a@localhost' }).values, { mail: 'a@localhost' });
-  for (const v of ['anna', '@example.com', 'anna@', 'an na@example.com', 'anna@exa mple.com', ' anna@example.com', 'a@b@c', 'anna@example.com\n', 5]) {
+  for (const v of [
+    'anna',
+    '@example.com',
+    'anna@',
+    'an na@example.com',
+    'anna@exa mple.com',
+    ' anna@example.com',
+    'a@b@c',
+    'anna@example.com\n',
+    5,
+  ]) {
     assert.equal(problems(f, { mail: v })[0].code, 'invalid_field', JSON.stringify(v));
   }
 });
@@ -317,7 +384,10 @@ test('uniqueKey: normalized value of the unique key fields, null when none or em
   assert.equal(ok(PK, { coreSystemKey: 'A' }).uniqueKey, null, 'no unique field');
   const keyNotUnique = [field('k', 'text', { isKey: true })];
   assert.equal(ok(keyNotUnique, { k: 'A' }).uniqueKey, null, 'a key field that is not unique');
-  const two = [field('sys', 'dropdown', { isKey: true, isUnique: true, options: ['SAP', 'Navision'] }), field('no', 'integer', { isKey: true, isUnique: true })];
+  const two = [
+    field('sys', 'dropdown', { isKey: true, isUnique: true, options: ['SAP', 'Navision'] }),
+    field('no', 'integer', { isKey: true, isUnique: true }),
+  ];
   assert.equal(ok(two, { sys: 'sap', no: '12.0' }).uniqueKey, '["sap","12"]');
   assert.equal(ok(two, { no: 12 }).uniqueKey, '[null,"12"]');
   assert.equal(uniqueKeyOf(two, {}), null);
@@ -326,7 +396,10 @@ test('uniqueKey: normalized value of the unique key fields, null when none or em
 });
 
 test('a process without fields stores every non-reserved key as given', () => {
-  const r = ok([], '{"Customer":"A","amount":"12,5","nested":{"x":[1,{"y":null}]},"skip":null,"empty":"","comment":"c","taskId":3,"__proto__":{"polluted":1}}');
+  const r = ok(
+    [],
+    '{"Customer":"A","amount":"12,5","nested":{"x":[1,{"y":null}]},"skip":null,"empty":"","comment":"c","taskId":3,"__proto__":{"polluted":1}}',
+  );
   assert.deepEqual(Object.keys(r.values), ['Customer', 'amount', 'nested', 'empty', '__proto__']);
   assert.equal(r.values.amount, '12,5');
   assert.deepEqual(r.values.nested, { x: [1, { y: null }] });
@@ -339,16 +412,39 @@ test('a process without fields stores every non-reserved key as given', () => {
   assert.equal(r.uniqueKey, null);
   const u = ok([], { taskId: 1, a: '', b: null, c: 2 }, 'update');
   assert.deepEqual(u.values, { a: null, c: 2 });
-  assert.deepEqual(problems([], { text: 'a\u0000' }).map((p) => [p.field, p.code]), [['text', 'invalid_field']]);
-  assert.deepEqual(problems([], { deep: { k: ['a\u0000'] } }).map((p) => p.field), ['deep']);
+  assert.deepEqual(
+    problems([], { text: 'a\u0000' }).map((p) => [p.field, p.code]),
+    [['text', 'invalid_field']],
+  );
+  assert.deepEqual(
+    problems([], { deep: { k: ['a\u0000'] } }).map((p) => p.field),
+    ['deep'],
+  );
 });
 
 test('formatTaskValues: field order, defined names, null when empty', () => {
-  const stored = { contact: 'a@b.c', invoiceNo: 'I-1', dueDate: '2024-02-01', receivedAt: '2024-05-02T07:30:00.000Z', amount: 0, paid: false, status: '', lines: null };
+  const stored = {
+    contact: 'a@b.c',
+    invoiceNo: 'I-1',
+    dueDate: '2024-02-01',
+    receivedAt: '2024-05-02T07:30:00.000Z',
+    amount: 0,
+    paid: false,
+    status: '',
+    lines: null,
+  };
   const out = formatTaskValues(ALL, stored, CPH);
   assert.deepEqual(Object.keys(out), ['invoiceNo', 'amount', 'lines', 'paid', 'dueDate', 'receivedAt', 'status', 'contact', 'constructor']);
   assert.deepEqual(out, {
-    invoiceNo: 'I-1', amount: 0, lines: null, paid: false, dueDate: '2024-02-01', receivedAt: '2024-05-02T09:30:00.000+02:00', status: null, contact: 'a@b.c', constructor: null,
+    invoiceNo: 'I-1',
+    amount: 0,
+    lines: null,
+    paid: false,
+    dueDate: '2024-02-01',
+    receivedAt: '2024-05-02T09:30:00.000+02:00',
+    status: null,
+    contact: 'a@b.c',
+    constructor: null,
   });
   assert.ok(Object.prototype.hasOwnProperty.call(out, 'constructor'));
   // A value stored under another case (a field renamed in case only) is still found.
@@ -364,7 +460,13 @@ test('formatTaskValues: a process without fields answers its free keys as stored
 });
 
 test('a CreateTasks batch of 10,000 items validates quickly', () => {
-  const items = Array.from({ length: 10_000 }, (_, i) => ({ CoreSystemKey: `S-${i}`, NumberField: String(i * 1.5), Flag: 'True', ActivationDate: '2030-01-31T10:00:00', Comment: null }));
+  const items = Array.from({ length: 10_000 }, (_, i) => ({
+    CoreSystemKey: `S-${i}`,
+    NumberField: String(i * 1.5),
+    Flag: 'True',
+    ActivationDate: '2030-01-31T10:00:00',
+    Comment: null,
+  }));
   const start = performance.now();
   for (const item of items) assert.ok(validateTaskData({ fields: PK, body: item, mode: 'create', timeZone: CPH }).ok);
   const ms = performance.now() - start;

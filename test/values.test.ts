@@ -47,7 +47,8 @@ test('readInteger: 5, 5.0 and "5"', () => {
   assert.equal(readInteger(-1, 'runId'), -1, 'any integer is looked up (C11: RunId -1)');
   assert.equal(readInteger('-1', 'runId'), -1);
   assert.equal(Object.is(readInteger('-0', 'taskId'), 0), true);
-  for (const v of [5.5, '5.5', '5.0', '', ' 5', '5 ', '+5', '0x10', '1e3', 'five', true, null, [], {}, [5]]) refused(() => readInteger(v, 'taskId'), 'taskId', v);
+  for (const v of [5.5, '5.5', '5.0', '', ' 5', '5 ', '+5', '0x10', '1e3', 'five', true, null, [], {}, [5]])
+    refused(() => readInteger(v, 'taskId'), 'taskId', v);
 });
 
 test('readInteger: ids below 2^53, overrides 0 to 2^31-1', () => {
@@ -69,7 +70,8 @@ test('readInteger: ids below 2^53, overrides 0 to 2^31-1', () => {
 test('readBoolean: true/false, "true"/"false" in any case, 1/0, "1"/"0"', () => {
   for (const v of [true, 'true', 'True', 'TRUE', 'tRuE', 1, '1']) assert.equal(readBoolean(v, 'flag'), true, String(v));
   for (const v of [false, 'false', 'False', 'FALSE', 0, '0']) assert.equal(readBoolean(v, 'flag'), false, String(v));
-  for (const v of ['yes', 'no', '', ' true', 'true ', 2, -1, 0.5, '01', 't', null, {}, []]) refused(() => readBoolean(v, 'flag'), 'flag', v);
+  for (const v of ['yes', 'no', '', ' true', 'true ', 2, -1, 0.5, '01', 't', null, {}, []])
+    refused(() => readBoolean(v, 'flag'), 'flag', v);
   assert.equal(toBoolean('nope'), undefined);
 });
 
@@ -85,7 +87,29 @@ test('readDecimal: a number or a string with a "." point (C5, C17 "12.5"; "12,5"
   assert.equal(readDecimal('0012', 'numberField'), 12);
   const e = refused(() => readDecimal('12,5', 'numberField'), 'numberField', '12,5');
   assert.match(e.message, /"numberField": "12,5" is not a number/);
-  for (const v of ['1,234.5', '1.234,5', '1 234', '1_000', '', ' ', ' 12', '12 ', 'NaN', 'Infinity', '-Infinity', '1e999', '0x1F', '12abc', '€12', '.', 'e3', true, null, [], {}]) {
+  for (const v of [
+    '1,234.5',
+    '1.234,5',
+    '1 234',
+    '1_000',
+    '',
+    ' ',
+    ' 12',
+    '12 ',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1e999',
+    '0x1F',
+    '12abc',
+    '€12',
+    '.',
+    'e3',
+    true,
+    null,
+    [],
+    {},
+  ]) {
     refused(() => readDecimal(v, 'numberField'), 'numberField', v);
   }
   assert.equal(toDecimal(Number.NaN), undefined);
@@ -122,7 +146,10 @@ test('messages show long values shortened', () => {
 });
 
 test('getKey and keyMap find keys ignoring case; null is absent (C15 PascalCase)', () => {
-  const body = parseJsonStrict('{"TaskId":5,"Reason":"x","Comment":"","OverwriteSecondsSaved":null,"OverwriteEntries":null}') as Record<string, unknown>;
+  const body = parseJsonStrict('{"TaskId":5,"Reason":"x","Comment":"","OverwriteSecondsSaved":null,"OverwriteEntries":null}') as Record<
+    string,
+    unknown
+  >;
   assert.equal(getKey(body, 'taskId'), 5);
   assert.equal(getKey(body, 'TASKID'), 5);
   assert.equal(getKey(body, 'reason'), 'x');

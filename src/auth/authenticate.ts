@@ -3,8 +3,7 @@
  * signature, aud, iss and exp (tokens.ts), then tenant, enabled Mate and current cv/sv from the
  * cached state (revocation.ts) — no database query per call.
  */
-import type { FastifyRequest } from 'fastify';
-import { AppError } from '../lib/errors.js';
+import { Refusal } from '../lib/errors.js';
 import type { MateContext } from './context.js';
 import type { MateAuth } from './service.js';
 import { secretVersionAccepted } from './revocation.js';
@@ -15,30 +14,28 @@ export type { MateContext } from './context.js';
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
 const ID = /^[1-9][0-9]{0,15}$/;
 
-/** Authenticates the request's Mate; throws AppError invalid_token or insufficient_scope. */
-export function authenticateMate(request: FastifyRequest): Promise<MateContext> {
-  return authenticateAuthorization(request.server.mateAuth, request.headers.authorization);
-}
-
-/** The same, from the Authorization header's value (undefined when none was sent). */
+/**
+ * Authenticates a Mate from the Authorization header's value (undefined when none was sent);
+ * throws Refusal invalid_token or insufficient_scope.
+ */
 export async function authenticateAuthorization(auth: MateAuth, authorization: string | undefined): Promise<MateContext> {
-  if (authorization === undefined) throw new AppError('invalid_token', 'An access token is required (Authorization: Bearer <token>)');
+  if (authorization === undefined) throw new Refusal('invalid_token', 'An access token is required (Authorization: Bearer <token>)');
   const m = BEARER.exec(authorization);
-  if (!m) throw new AppError('invalid_token', 'The Authorization header must be "Bearer <token>"');
+  if (!m) throw new Refusal('invalid_token', 'The Authorization header must be "Bearer <token>"');
   const now = auth.clock.now();
   const { claims } = await verifyAccessToken(auth.keys, m[1], { issuer: auth.issuer, now });
 
   if (claims[USER_TYPE_CLAIM] !== 'Mate' || claims.scope !== MATE_SCOPE) {
-    throw new AppError('insufficient_scope', 'This token is not a Mate\'s; the Mate API needs a Mate\'s token');
+    throw new Refusal('insufficient_scope', "This token is not a Mate's; the Mate API needs a Mate's token");
   }
   const clientId = claims[CUSTOMER_KEY_CLAIM];
   const { sub, cv, sv } = claims as { sub?: unknown; cv?: unknown; sv?: unknown };
   if (typeof clientId !== 'string' || typeof sub !== 'string' || !ID.test(sub) || !Number.isSafeInteger(cv) || !Number.isSafeInteger(sv)) {
-    throw new AppError('invalid_token', 'The access token is invalid');
+    throw new Refusal('invalid_token', 'The access token is invalid');
   }
 
   // built only when needed: an Error captures a stack trace, too costly for every call
-  const revoked = () => new AppError('invalid_token', 'The access token has been revoked; sign in again');
+  const revoked = () => new Refusal('invalid_token', 'The access token has been revoked; sign in again');
   const tenant = await auth.state.tenant(clientId);
   if (!tenant || !secretVersionAccepted(tenant, sv as number, now)) throw revoked();
   const mate = await auth.state.mate(tenant.tenantId, Number(sub));
@@ -58,8 +55,9 @@ export async function authenticateAuthorization(auth: MateAuth, authorization: s
  * codes. `hadAuthorizationHeader`: without one, the invalid_token challenge carries no `error`
  * (RFC 6750 §3.1).
  */
-export function authErrorHeaders(err: AppError, hadAuthorizationHeader: boolean): string | null {
+export function authErrorHeaders(err: Refusal, hadAuthorizationHeader: boolean): string | null {
   if (err.code === 'insufficient_scope') return 'Bearer error="insufficient_scope", scope="apimate"';
-  if (err.code === 'invalid_token') return hadAuthorizationHeader ? 'Bearer realm="apimate", error="invalid_token"' : 'Bearer realm="apimate"';
+  if (err.code === 'invalid_token')
+    return hadAuthorizationHeader ? 'Bearer realm="apimate", error="invalid_token"' : 'Bearer realm="apimate"';
   return null;
 }

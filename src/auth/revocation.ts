@@ -1,20 +1,17 @@
 /**
  * What a token's validity depends on besides its signature: the tenant (its API-secret versions)
  * and the Mate (enabled, credential version). Kept in memory so that checking a token costs no
- * query per call; the changes below raise `cv`/`sv` and so revoke earlier tokens.
+ * query per call. Password changes, disabling and secret rotation (src/accounts, src/tenants)
+ * raise `cv`/`sv` and so revoke earlier tokens.
  *
- * A change made in this process clears the caches at once. Another process re-reads an entry
- * once it is older than STATE_MAX_AGE_MS, so a revocation reaches it within ~2 s (the contract
- * allows 5 s).
+ * A change committed through this process clears the caches at once (the change notifier).
+ * Another process re-reads an entry once it is older than STATE_MAX_AGE_MS, so a revocation
+ * reaches it within ~2 s (the contract allows 5 s).
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
-import type { Store } from '../db/store.js';
-import { inTransaction } from '../db/tx.js';
-import { AppError } from '../lib/errors.js';
-import { systemClock, type Clock } from '../lib/clock.js';
-import { randomSecret, sha256 } from '../lib/secrets.js';
-import { hashPassword, passwordProblem } from '../accounts/passwords.js';
+import type { Clock } from '../lib/clock.js';
+import type { ChangeNotifier } from '../lib/notifier.js';
 import { normalizeClientId } from '../tenants/service.js';
 
 /** Age after which a cached entry is re-read: bounds how late another process's revocation lands. */
@@ -92,25 +89,23 @@ class StateCache<V> {
   }
 }
 
-// Caches of this process per database, so that a change made here reaches them at once.
-const liveCaches = new WeakMap<Kysely<Database>, Set<RevocationCache>>();
-
 export class RevocationCache {
   private readonly tenants: StateCache<TenantState | null>;
   private readonly mates: StateCache<MateState | null>;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    clock: Clock,
-  ) {
+  private readonly unsubscribe: () => void;
+
+  constructor(db: Kysely<Database>, clock: Clock, notifier: ChangeNotifier) {
     this.tenants = new StateCache(clock, (clientId) => loadTenantState(db, clientId, clock.now()));
     this.mates = new StateCache(clock, (key) => {
       const [tenantId, mateId] = key.split(':').map(Number);
       return loadMateState(db, tenantId, mateId);
     });
-    let set = liveCaches.get(db);
-    if (!set) liveCaches.set(db, (set = new Set()));
-    set.add(this);
+    // a change committed through this server process reaches the cache at once
+    this.unsubscribe = notifier.subscribe((c) => {
+      if (c.kind === 'mate') this.invalidateMate(c.tenantId, c.mateId);
+      else if (c.kind === 'tenant') this.invalidateTenants();
+    });
   }
 
   tenant(clientId: string): Promise<TenantState | null> {
@@ -131,12 +126,8 @@ export class RevocationCache {
   }
 
   close(): void {
-    liveCaches.get(this.db)?.delete(this);
+    this.unsubscribe();
   }
-}
-
-function localCaches(db: Kysely<Database>): Iterable<RevocationCache> {
-  return liveCaches.get(db) ?? [];
 }
 
 export async function loadTenantState(db: Kysely<Database>, clientId: string, now: Date): Promise<TenantState | null> {
@@ -179,86 +170,4 @@ export async function loadMateState(db: Kysely<Database>, tenantId: number, mate
     disabled: row.disabled,
     credentialVersion: row.credential_version,
   };
-}
-
-interface ChangeOptions {
-  clock?: Clock;
-}
-
-/**
- * Sets a Mate's password and raises its credential version: its earlier tokens are refused.
- * Pass the store (not a transaction) so this process's caches are cleared at once.
- */
-export async function changeMatePassword(store: Pick<Store, 'db'>, tenantId: number, mateId: number, password: string, opts: ChangeOptions = {}): Promise<{ credentialVersion: number }> {
-  const problem = passwordProblem(password);
-  if (problem) throw new AppError('invalid_field', `Password ${problem}`);
-  const now = (opts.clock ?? systemClock).now();
-  const passwordHash = await hashPassword(password);
-  const row = await store.db
-    .updateTable('mates')
-    .set((eb) => ({ password_hash: passwordHash, credential_version: eb('credential_version', '+', 1), updated_at: now }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', mateId)
-    .returning('credential_version')
-    .executeTakeFirst();
-  if (!row) throw new AppError('not_found', `No Mate ${mateId}`);
-  for (const cache of localCaches(store.db)) cache.invalidateMate(tenantId, mateId);
-  return { credentialVersion: row.credential_version };
-}
-
-/**
- * Disables (raising the credential version, so its tokens are refused) or enables a Mate.
- * Enabling does not bring back tokens from before the disabling.
- */
-export async function setMateDisabled(store: Pick<Store, 'db'>, tenantId: number, mateId: number, disabled: boolean, opts: ChangeOptions = {}): Promise<{ disabled: boolean; credentialVersion: number }> {
-  const now = (opts.clock ?? systemClock).now();
-  const row = await store.db
-    .updateTable('mates')
-    .set((eb) => ({
-      disabled,
-      // only a change to disabled raises cv; disabling twice keeps one revocation
-      credential_version: disabled
-        ? eb.case().when('disabled', '=', false).then(eb('credential_version', '+', 1)).else(eb.ref('credential_version')).end()
-        : eb.ref('credential_version'),
-      updated_at: now,
-    }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', mateId)
-    .returning(['disabled', 'credential_version'])
-    .executeTakeFirst();
-  if (!row) throw new AppError('not_found', `No Mate ${mateId}`);
-  for (const cache of localCaches(store.db)) cache.invalidateMate(tenantId, mateId);
-  return { disabled: row.disabled, credentialVersion: row.credential_version };
-}
-
-/**
- * Gives the tenant a new API secret (returned once; only its SHA-256 is kept) and raises the
- * secret version. The earlier secret(s), and tokens issued with them, keep working for the
- * tenant's secret_grace_seconds (default 0: refused at once).
- */
-export async function rotateApiSecret(store: Pick<Store, 'db'>, tenantId: number, opts: ChangeOptions = {}): Promise<{ apiSecret: string; secretVersion: number; previousValidUntil: Date }> {
-  const now = (opts.clock ?? systemClock).now();
-  const apiSecret = randomSecret();
-  const result = await inTransaction(store.db, async (trx) => {
-    const tenant = await trx
-      .selectFrom('tenants')
-      .select(['secret_version', 'secret_grace_seconds'])
-      .where('id', '=', tenantId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!tenant) throw new AppError('not_found', `No tenant ${tenantId}`);
-    const version = tenant.secret_version + 1;
-    const previousValidUntil = new Date(now.getTime() + tenant.secret_grace_seconds * 1000);
-    await trx
-      .updateTable('tenant_api_secrets')
-      .set({ expires_at: previousValidUntil })
-      .where('tenant_id', '=', tenantId)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', previousValidUntil)]))
-      .execute();
-    await trx.insertInto('tenant_api_secrets').values({ tenant_id: tenantId, version, secret_hash: sha256(apiSecret) }).execute();
-    await trx.updateTable('tenants').set({ secret_version: version, updated_at: now }).where('id', '=', tenantId).execute();
-    return { secretVersion: version, previousValidUntil };
-  });
-  for (const cache of localCaches(store.db)) cache.invalidateTenants();
-  return { apiSecret, ...result };
 }

@@ -105,16 +105,21 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
   app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const status = err.statusCode ?? 500;
     if (status === 413) return sendError(reply, new OAuthError(413, 'invalid_request', 'The request body is too large'));
-    if (status >= 400 && status < 500) return sendError(reply, new OAuthError(400, 'invalid_request', 'The request must be form-encoded (application/x-www-form-urlencoded)'));
+    if (status >= 400 && status < 500)
+      return sendError(
+        reply,
+        new OAuthError(400, 'invalid_request', 'The request must be form-encoded (application/x-www-form-urlencoded)'),
+      );
     if (isStoreUnavailable(err)) {
       request.log.error({ err }, 'store unavailable during sign-in');
-      return sendError(reply, new OAuthError(503, 'temporarily_unavailable', 'The service is unavailable; try again shortly', { 'retry-after': '5' }));
+      return sendError(
+        reply,
+        new OAuthError(503, 'temporarily_unavailable', 'The service is unavailable; try again shortly', { 'retry-after': '5' }),
+      );
     }
     request.log.error({ err }, 'token endpoint failed');
     return sendError(reply, new OAuthError(500, 'server_error', 'The server could not handle the request'));
   });
-
-  app.addHook('onClose', async () => app.mateAuth.close());
 
   app.post('/connect/token', { bodyLimit: FORM_BODY_LIMIT }, async (request, reply) => {
     try {
@@ -123,7 +128,10 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
       if (err instanceof OAuthError) return sendError(reply, err);
       if (err instanceof OverloadedError) {
         request.log.warn('sign-in refused: too many sign-ins at once');
-        return sendError(reply, new OAuthError(503, 'temporarily_unavailable', 'Too many sign-ins at once; try again shortly', { 'retry-after': '1' }));
+        return sendError(
+          reply,
+          new OAuthError(503, 'temporarily_unavailable', 'Too many sign-ins at once; try again shortly', { 'retry-after': '1' }),
+        );
       }
       throw err;
     }
@@ -131,7 +139,7 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
 };
 
 async function token(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const auth = request.server.mateAuth;
+  const auth = request.server.services.auth;
   const address = request.ip;
   const invalidRequest = (msg: string) => new OAuthError(400, 'invalid_request', msg);
 
@@ -153,7 +161,11 @@ async function token(request: FastifyRequest, reply: FastifyReply): Promise<Fast
   if (fields.grant_type === undefined) throw invalidRequest('The field grant_type is missing');
   const basic = parseBasic(request.headers.authorization);
   if (basic === 'malformed') throw invalidRequest('The Authorization header is not valid HTTP Basic');
-  if (basic && (fields.client_secret !== undefined || (fields.client_id !== undefined && fields.client_id.toLowerCase() !== basic.clientId.toLowerCase()))) {
+  if (
+    basic &&
+    (fields.client_secret !== undefined ||
+      (fields.client_id !== undefined && fields.client_id.toLowerCase() !== basic.clientId.toLowerCase()))
+  ) {
     throw invalidRequest('Send the client credentials either with HTTP Basic or in the form, not both');
   }
   if (fields.grant_type === 'password') {
@@ -174,7 +186,10 @@ async function token(request: FastifyRequest, reply: FastifyReply): Promise<Fast
     if (constantTimeEqual(given, s.hash) && client && clientSecret) secretVersion ??= s.version;
   }
   if (!client || secretVersion === null) {
-    request.log.info({ signIn: { outcome: 'invalid_client', clientId: clientId.slice(0, 100), known: !!client, address } }, 'sign-in refused: client authentication failed');
+    request.log.info(
+      { signIn: { outcome: 'invalid_client', clientId: clientId.slice(0, 100), known: !!client, address } },
+      'sign-in refused: client authentication failed',
+    );
     throw new OAuthError(401, 'invalid_client', messages.badClient, basic ? { 'www-authenticate': 'Basic realm="queuemate"' } : {});
   }
 
@@ -191,7 +206,9 @@ async function token(request: FastifyRequest, reply: FastifyReply): Promise<Fast
   const throttle = await auth.throttle.check(client.tenantId, username, address);
   if (throttle.blocked) {
     request.log.warn({ signIn: { outcome: 'throttled', ...logged } }, 'sign-in refused: throttled');
-    throw new OAuthError(429, 'invalid_grant', 'Too many failed sign-ins; try again later', { 'retry-after': String(throttle.retryAfterSeconds) });
+    throw new OAuthError(429, 'invalid_grant', 'Too many failed sign-ins; try again later', {
+      'retry-after': String(throttle.retryAfterSeconds),
+    });
   }
 
   // 6. user: only Mates get tokens; a person's username is simply not found among them

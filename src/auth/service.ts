@@ -1,10 +1,11 @@
 /**
  * The Mate authentication state of one app: signing keys, cached revocation state, sign-in
- * throttle and the bound on concurrent password hashing. createApp decorates it as `mateAuth`.
+ * throttle and the bound on concurrent password hashing. It is part of the services object (src/services.ts).
  */
 import type { Config } from '../config.js';
 import type { Store } from '../db/store.js';
 import type { Clock } from '../lib/clock.js';
+import type { ChangeNotifier } from '../lib/notifier.js';
 import { KeyRing } from './keys.js';
 import { RevocationCache } from './revocation.js';
 import { SignInThrottle } from './throttle.js';
@@ -28,14 +29,14 @@ export class MateAuth {
     readonly hashSlots: Semaphore,
   ) {}
 
-  static async create(config: Config, store: Pick<Store, 'db'>, clock: Clock): Promise<MateAuth> {
-    const keys = await KeyRing.create(store.db, clock, config);
+  static async create(config: Config, store: Pick<Store, 'db'>, clock: Clock, notifier: ChangeNotifier): Promise<MateAuth> {
+    const keys = await KeyRing.create(store.db, clock, config, notifier);
     return new MateAuth(
       store,
       clock,
       config.tokenIssuer,
       keys,
-      new RevocationCache(store.db, clock),
+      new RevocationCache(store.db, clock, notifier),
       new SignInThrottle(store.db, clock, {
         maxFailuresPerUser: config.signInMaxFailuresPerUser,
         maxFailuresPerAddress: config.signInMaxFailuresPerAddress,
@@ -48,15 +49,5 @@ export class MateAuth {
   close(): void {
     this.keys.close();
     this.state.close();
-  }
-}
-
-export function createMateAuth(config: Config, store: Pick<Store, 'db'>, clock: Clock): Promise<MateAuth> {
-  return MateAuth.create(config, store, clock);
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    mateAuth: MateAuth;
   }
 }

@@ -15,9 +15,7 @@ export async function findClient(db: Kysely<Database>, clientId: string, now: Da
   const rows = await db
     .selectFrom('tenants as t')
     .leftJoin('tenant_api_secrets as s', (join) =>
-      join
-        .onRef('s.tenant_id', '=', 't.id')
-        .on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', now)])),
+      join.onRef('s.tenant_id', '=', 't.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', now)])),
     )
     .select(['t.id', 't.client_id', 's.version', 's.secret_hash'])
     .where('t.client_id', '=', normalizeClientId(clientId))
@@ -46,6 +44,12 @@ export async function findMateByUsername(db: Kysely<Database>, tenantId: number,
     .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
     .executeTakeFirst();
   return row
-    ? { id: row.id, username: row.username, passwordHash: row.password_hash, disabled: row.disabled, credentialVersion: row.credential_version }
+    ? {
+        id: row.id,
+        username: row.username,
+        passwordHash: row.password_hash,
+        disabled: row.disabled,
+        credentialVersion: row.credential_version,
+      }
     : null;
 }

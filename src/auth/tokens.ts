@@ -4,7 +4,7 @@
  */
 import crypto from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTHeaderParameters } from 'jose';
-import { AppError } from '../lib/errors.js';
+import { Refusal } from '../lib/errors.js';
 import { CLOCK_LEEWAY_SECONDS, TOKEN_LIFETIME_SECONDS, type KeyRing } from './keys.js';
 
 export { TOKEN_LIFETIME_SECONDS, CLOCK_LEEWAY_SECONDS } from './keys.js';
@@ -72,31 +72,22 @@ export interface VerifiedToken {
 // Signature checks cost ~0.2 ms each (EdDSA through WebCrypto) and a Mate reuses its token for an
 // hour: verified tokens are remembered, up to this many per key ring (the oldest forgotten first).
 const MAX_CACHED_TOKENS = 10_000;
-const caches = new WeakMap<KeyRing, Map<string, VerifiedToken & { issuer: string }>>();
-
-function verifiedCache(keys: KeyRing): Map<string, VerifiedToken & { issuer: string }> {
-  let c = caches.get(keys);
-  if (!c) {
-    c = new Map();
-    caches.set(keys, c);
-  }
-  return c;
-}
 
 /**
  * Checks signature (by kid, with the algorithm of that key only), `typ`, `aud`, `iss` and `exp`
- * (≤ 30 s leeway) at the injected time. Throws AppError('invalid_token') on any failure. Says
+ * (≤ 30 s leeway) at the injected time. Throws Refusal('invalid_token') on any failure. Says
  * nothing about who the token is for: see authenticate.ts.
  */
 export async function verifyAccessToken(keys: KeyRing, token: string, opts: { issuer: string; now: Date }): Promise<VerifiedToken> {
   if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) {
-    throw new AppError('invalid_token', 'The access token is malformed');
+    throw new Refusal('invalid_token', 'The access token is malformed');
   }
-  const cache = verifiedCache(keys);
+  const cache = keys.verified;
   const hit = cache.get(token);
   if (hit) {
     // a token whose signature was checked before: only what can change since is checked again
-    if (opts.now.getTime() / 1000 > (hit.claims.exp as number) + CLOCK_LEEWAY_SECONDS) throw new AppError('invalid_token', 'The access token has expired');
+    if (opts.now.getTime() / 1000 > (hit.claims.exp as number) + CLOCK_LEEWAY_SECONDS)
+      throw new Refusal('invalid_token', 'The access token has expired');
     const key = await keys.verificationKey(hit.header.kid as string);
     if (key && key.alg === hit.header.alg && hit.issuer === opts.issuer) return hit;
     cache.delete(token);
@@ -127,8 +118,8 @@ export async function verifyAccessToken(keys: KeyRing, token: string, opts: { is
     cache.set(token, { ...verified, issuer: opts.issuer });
     return verified;
   } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw new AppError('invalid_token', 'The access token has expired');
-    if (err instanceof joseErrors.JOSEError) throw new AppError('invalid_token', 'The access token is invalid');
+    if (err instanceof joseErrors.JWTExpired) throw new Refusal('invalid_token', 'The access token has expired');
+    if (err instanceof joseErrors.JOSEError) throw new Refusal('invalid_token', 'The access token is invalid');
     throw err;
   }
 }

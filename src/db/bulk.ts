@@ -32,12 +32,16 @@ export async function executeWrites(db: Kysely<any>, writes: readonly (Write | n
 }
 
 /** With `overridingSystemValue`, identity columns take the given ids. */
-export function insertRowsQuery(table: string, columns: readonly Column[], rows: readonly unknown[][], tail: RawBuilder<unknown>, overridingSystemValue = false): RawBuilder<any> {
+export function insertRowsQuery(
+  table: string,
+  columns: readonly Column[],
+  rows: readonly unknown[][],
+  tail: RawBuilder<unknown>,
+  overridingSystemValue = false,
+): RawBuilder<any> {
   const arrays = columns.map((_, i) => rows.map((r) => normalize(r[i], columns[i][1])));
   const names = sql.raw(columns.map(([n]) => n).join(', '));
-  const selects = sql.join(
-    columns.map(([n, t]) => (t === 'jsonb' ? sql`${sql.ref(`u.${n}`)}::jsonb` : sql.ref(`u.${n}`))),
-  );
+  const selects = sql.join(columns.map(([n, t]) => (t === 'jsonb' ? sql`${sql.ref(`u.${n}`)}::jsonb` : sql.ref(`u.${n}`))));
   const unnests = sql.join(columns.map(([, t], i) => sql`${arrays[i]}::${sql.raw(t === 'jsonb' ? 'text' : t)}[]`));
   const aliases = sql.raw(columns.map(([n]) => n).join(', '));
   const overriding = sql.raw(overridingSystemValue ? 'OVERRIDING SYSTEM VALUE' : '');

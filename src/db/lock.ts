@@ -6,7 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export class DataDirInUseError extends Error {
-  constructor(readonly dataDir: string, readonly pid: number) {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
     super(`data directory ${dataDir} in use by PID ${pid}; stop that process or choose another --data-dir`);
   }
 }

@@ -59,15 +59,23 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
       const done = new Map(rows.map((r) => [r.version, r]));
       for (const r of rows) {
         const m = migrations.find((x) => x.version === r.version);
-        if (!m) throw new MigrationError(`the database has migration ${r.name}, which this version of Queuemate does not know; run a newer version`);
-        if (m.checksum !== r.checksum) throw new MigrationError(`migration ${m.name} was changed after it was applied; migrations are append-only`);
+        if (!m)
+          throw new MigrationError(
+            `the database has migration ${r.name}, which this version of Queuemate does not know; run a newer version`,
+          );
+        if (m.checksum !== r.checksum)
+          throw new MigrationError(`migration ${m.name} was changed after it was applied; migrations are append-only`);
       }
       for (const m of migrations) {
         if (done.has(m.version)) continue;
         await client.query('BEGIN');
         try {
           await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
+          await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            m.checksum,
+          ]);
           await client.query('COMMIT');
         } catch (err) {
           await client.query('ROLLBACK');
@@ -86,9 +94,9 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
 
 /** True when every migration this version knows has been applied (used by /readyz). */
 export async function isMigrated(store: Store): Promise<boolean> {
-  const { rows } = await store.pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL",
-  ).catch(() => ({ rows: [{ n: -1 }] }));
+  const { rows } = await store.pool
+    .query<{ n: number }>("SELECT count(*)::int AS n FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL")
+    .catch(() => ({ rows: [{ n: -1 }] }));
   // >=: during a rolling upgrade, older processes stay ready once a newer one has migrated
   return rows[0].n >= latestVersion();
 }

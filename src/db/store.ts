@@ -37,8 +37,10 @@ export class StoreUnavailableError extends Error {}
  */
 export function isStoreUnavailable(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006'].includes(code)
-    || /timeout exceeded when trying to connect|Connection terminated/i.test((err as Error)?.message ?? '');
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006'].includes(code) ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test((err as Error)?.message ?? '')
+  );
 }
 
 export interface OpenStoreOptions {
@@ -118,7 +120,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       client.release();
     } catch (err) {
       await pool.end().catch(() => {});
-      throw new StoreUnavailableError(`cannot reach PostgreSQL at ${redact(opts.databaseUrl)}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`);
+      throw new StoreUnavailableError(
+        `cannot reach PostgreSQL at ${redact(opts.databaseUrl)}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`,
+      );
     }
     return wrap('postgres', pool, redact(opts.databaseUrl), async () => {});
   }

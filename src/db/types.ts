@@ -1,9 +1,37 @@
-/** Kysely table types for the tables the code reads and writes through the query builder. */
+/**
+ * Kysely table types for every table of the migrations. test/db-types.test.ts compares them with a
+ * freshly migrated database, column by column: a migration that adds, drops or changes a column
+ * needs the matching change here.
+ *
+ * Conventions: `Generated<>` for identity columns; `ColumnType<Select, Insert, Update>` with
+ * `undefined` in Insert for columns with a default; `| null` for nullable columns; literal unions
+ * for text columns with an IN (...) CHECK, and only for those; `number` for integer and bigint
+ * (int8 is parsed to a number, see store.ts).
+ */
 import type { ColumnType, Generated } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+
+/** The queues of a task (tasks.queue). */
+export type QueueName = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
+/** Who changed a task, wrote a comment or created a task. */
+export type ActorType = 'mate' | 'user' | 'system';
+/** Who did an admin action: an ActorType, or the command line. */
+export type AuditActorType = ActorType | 'cli';
+export type UserRole = 'admin' | 'developer' | 'agent' | 'viewer';
+/** A web session, or a personal access token. */
+export type UserTokenKind = 'session' | 'personal';
+export type SigningAlg = 'EdDSA' | 'HS256';
+/** Sign-in throttling counts failures per user name and per client address. */
+export type SignInScope = 'user' | 'address';
+/** Which new tasks wait in NeedsApproval. */
+export type RequireApproval = 'none' | 'mateCreated' | 'all';
+export type KpiEventOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
+export type NotificationKind = 'failure' | 'stoppedByErrors' | 'info';
+export type IdempotencyState = 'in_progress' | 'done';
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface TenantsTable {
   id: Generated<number>;
@@ -33,12 +61,25 @@ export interface UsersTable {
   display_name: ColumnType<string, string | undefined, string>;
   email: string | null;
   password_hash: string;
-  role: 'admin' | 'developer' | 'agent' | 'viewer';
+  role: UserRole;
   disabled: ColumnType<boolean, boolean | undefined, boolean>;
   credential_version: ColumnType<number, number | undefined, number>;
   last_sign_in_at: Timestamp | null;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
+}
+
+export interface UserTokensTable {
+  tenant_id: number;
+  id: Generated<number>;
+  user_id: number;
+  kind: UserTokenKind;
+  name: ColumnType<string, string | undefined, string>;
+  token_hash: string;
+  created_at: DefaultTimestamp;
+  last_used_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  revoked_at: Timestamp | null;
 }
 
 export interface MatesTable {
@@ -56,7 +97,7 @@ export interface MatesTable {
 
 export interface SigningKeysTable {
   kid: string;
-  alg: 'EdDSA' | 'HS256';
+  alg: SigningAlg;
   private_jwk: Json<Record<string, unknown>>;
   public_jwk: Json<Record<string, unknown>>;
   created_at: DefaultTimestamp;
@@ -64,10 +105,10 @@ export interface SigningKeysTable {
 }
 
 export interface SignInFailuresTable {
-  scope: 'user' | 'address';
+  scope: SignInScope;
   subject: string;
   window_start: Timestamp;
-  failures: number;
+  failures: ColumnType<number, number | undefined, number>;
   blocked_until: Timestamp | null;
 }
 
@@ -102,7 +143,7 @@ export interface ProcessesTable {
   stop_on_errors: ColumnType<boolean, boolean | undefined, boolean>;
   error_limit: ColumnType<number, number | undefined, number>;
   lock_timeout_seconds: ColumnType<number, number | undefined, number>;
-  require_approval: ColumnType<'none' | 'mateCreated' | 'all', 'none' | 'mateCreated' | 'all' | undefined, 'none' | 'mateCreated' | 'all'>;
+  require_approval: ColumnType<RequireApproval, RequireApproval | undefined, RequireApproval>;
   kpi: ColumnType<KpiSettings, string | undefined, string>;
   run_timeout_seconds: ColumnType<number, number | undefined, number>;
   failure_message: string | null;
@@ -121,6 +162,7 @@ export interface ProcessFieldsTable {
   name: string;
   label: ColumnType<string, string | undefined, string>;
   type: FieldType;
+  // a JS array parameter would be sent as a PostgreSQL array, not JSON: insert JSON text
   options: ColumnType<string[], string | undefined, string>;
   required: ColumnType<boolean, boolean | undefined, boolean>;
   is_key: ColumnType<boolean, boolean | undefined, boolean>;
@@ -142,16 +184,162 @@ export interface ProcessRulesTable {
   updated_at: DefaultTimestamp;
 }
 
+export interface RunsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  process_id: number;
+  started_at: Timestamp;
+  finished_at: Timestamp | null;
+  /** 'finished' (FinishRun), 'emptyQueue' (TakeNext found nothing) or 'timeout'; not checked by the schema. */
+  finish_reason: string | null;
+  last_activity_at: Timestamp;
+  mate_ids: ColumnType<number[], number[] | undefined, number[]>;
+  solved_count: ColumnType<number, number | undefined, number>;
+  manual_count: ColumnType<number, number | undefined, number>;
+  error_count: ColumnType<number, number | undefined, number>;
+  retry_count: ColumnType<number, number | undefined, number>;
+}
+
+/** A task's data: field name to value, as the Mate API sends and returns it. */
+export type TaskData = Record<string, unknown>;
+
+export interface TasksTable {
+  tenant_id: number;
+  id: Generated<number>;
+  process_id: number;
+  queue: QueueName;
+  error: ColumnType<boolean, boolean | undefined, boolean>;
+  reason: string | null;
+  data: ColumnType<TaskData, string | TaskData | undefined, string | TaskData>;
+  unique_key: string | null;
+  activation_date: Timestamp;
+  deadline: Timestamp | null;
+  urgent: ColumnType<boolean, boolean | undefined, boolean>;
+  queue_position: Timestamp;
+  retry_count: ColumnType<number, number | undefined, number>;
+  locked_by_mate_id: number | null;
+  locked_by_user_id: number | null;
+  locked_until: Timestamp | null;
+  expired_lock_mate_id: number | null;
+  run_id: number | null;
+  created_at: Timestamp;
+  created_by_type: ActorType;
+  created_by_id: number | null;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+}
+
+export interface TaskCommentsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  task_id: number;
+  author_type: ActorType;
+  author_id: number | null;
+  author_name: string;
+  body: string;
+  created_at: Timestamp;
+}
+
+export interface TaskHistoryTable {
+  tenant_id: number;
+  id: Generated<number>;
+  task_id: number;
+  process_id: number;
+  at: Timestamp;
+  actor_type: ActorType;
+  actor_id: number | null;
+  actor_name: string;
+  action: string;
+  // queue names, but the schema does not check them
+  from_queue: string | null;
+  to_queue: string | null;
+  error: ColumnType<boolean, boolean | undefined, boolean>;
+  reason: string | null;
+  comment: string | null;
+  retry_count: ColumnType<number, number | undefined, number>;
+  request_id: string | null;
+  details: Json<Record<string, unknown>> | null;
+}
+
+export interface KpiEventsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  process_id: number;
+  task_id: number | null;
+  run_id: number | null;
+  mate_id: number | null;
+  at: Timestamp;
+  outcome: KpiEventOutcome;
+  entries: number;
+  seconds_saved: number;
+}
+
+export interface NotificationsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  process_id: number | null;
+  kind: NotificationKind;
+  message: string;
+  mate_id: number | null;
+  created_at: Timestamp;
+  read_at: Timestamp | null;
+}
+
+export interface IdempotencyKeysTable {
+  tenant_id: number;
+  mate_id: number;
+  key: string;
+  request_hash: string;
+  state: IdempotencyState;
+  status_code: number | null;
+  /** The answer's JSON text as sent (text, not jsonb, so that a replay is byte-identical). */
+  response: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface WebhookSubscriptionsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  url: string;
+  secret: string;
+  event_types: ColumnType<string[], string[] | undefined, string[]>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: DefaultTimestamp;
+}
+
+export interface OutboxEventsTable {
+  tenant_id: number;
+  id: Generated<number>;
+  type: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  tenant_id: number;
+  id: Generated<number>;
+  subscription_id: number;
+  event_id: number;
+  status: WebhookDeliveryStatus;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Timestamp;
+  delivered_at: Timestamp | null;
+}
+
 export interface AuditLogTable {
   tenant_id: number;
   id: Generated<number>;
   at: Timestamp;
-  actor_type: 'mate' | 'user' | 'system' | 'cli';
+  actor_type: AuditActorType;
   actor_id: number | null;
   action: string;
   target_type: string;
   target_id: string | null;
-  details: Json | null;
+  details: Json<Record<string, unknown>> | null;
   request_id: string | null;
 }
 
@@ -159,11 +347,22 @@ export interface Database {
   tenants: TenantsTable;
   tenant_api_secrets: TenantApiSecretsTable;
   users: UsersTable;
+  user_tokens: UserTokensTable;
   mates: MatesTable;
   signing_keys: SigningKeysTable;
   sign_in_failures: SignInFailuresTable;
   processes: ProcessesTable;
   process_fields: ProcessFieldsTable;
   process_rules: ProcessRulesTable;
+  runs: RunsTable;
+  tasks: TasksTable;
+  task_comments: TaskCommentsTable;
+  task_history: TaskHistoryTable;
+  kpi_events: KpiEventsTable;
+  notifications: NotificationsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  outbox_events: OutboxEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
 }

@@ -1,59 +1,26 @@
-/** Task history and comments: append-only rows written in the transaction of the change. */
-import { insertRowsWrite, type Column, type Write } from '../db/bulk.js';
+/**
+ * Task history and comments: append-only rows written in the statement of the change they
+ * describe (docs/product.md §8). Both are derived from the change relation of the task funnel
+ * (src/tasks/funnel.ts), whoever made the change.
+ */
+import { sql, type RawBuilder } from 'kysely';
 
-export interface Actor {
-  type: 'mate' | 'user' | 'system';
-  id: number | null;
-  name: string;
+export type { Actor } from '../lib/caller.js';
+export { SYSTEM_ACTOR } from '../lib/caller.js';
+
+/** One history row per change in `source` (a relation with the funnel's change columns). */
+export function historyFromChanges(source: string): RawBuilder<unknown> {
+  const s = sql.raw(source);
+  return sql`INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue,
+      error, reason, comment, retry_count, request_id, details)
+    SELECT tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, queue,
+      error, reason, comment, retry_count, request_id, details
+    FROM ${s}`;
 }
 
-export const SYSTEM_ACTOR: Actor = { type: 'system', id: null, name: 'system' };
-
-export interface HistoryRow {
-  tenantId: number;
-  taskId: number;
-  processId: number;
-  at: Date;
-  actor: Actor;
-  action: string;
-  fromQueue: string | null;
-  toQueue: string | null;
-  error: boolean;
-  reason: string | null;
-  comment: string | null;
-  retryCount: number;
-  requestId: string | null;
-  details?: Record<string, unknown> | null;
-}
-
-const HISTORY_COLUMNS: Column[] = [
-  ['tenant_id', 'bigint'], ['task_id', 'bigint'], ['process_id', 'bigint'], ['at', 'timestamptz'],
-  ['actor_type', 'text'], ['actor_id', 'bigint'], ['actor_name', 'text'], ['action', 'text'],
-  ['from_queue', 'text'], ['to_queue', 'text'], ['error', 'boolean'], ['reason', 'text'],
-  ['comment', 'text'], ['retry_count', 'integer'], ['request_id', 'text'], ['details', 'jsonb'],
-];
-
-export function historyWrite(rows: HistoryRow[]): Write | null {
-  return insertRowsWrite(
-    'task_history',
-    HISTORY_COLUMNS,
-    rows.map((r) => [r.tenantId, r.taskId, r.processId, r.at, r.actor.type, r.actor.id, r.actor.name, r.action, r.fromQueue, r.toQueue, r.error, r.reason, r.comment, r.retryCount, r.requestId, r.details ?? null]),
-  );
-}
-
-export interface CommentRow {
-  tenantId: number;
-  taskId: number;
-  actor: Actor;
-  body: string;
-  at: Date;
-}
-
-const COMMENT_COLUMNS: Column[] = [
-  ['tenant_id', 'bigint'], ['task_id', 'bigint'], ['author_type', 'text'], ['author_id', 'bigint'],
-  ['author_name', 'text'], ['body', 'text'], ['created_at', 'timestamptz'],
-];
-
-export function commentsWrite(rows: CommentRow[]): Write | null {
-  return insertRowsWrite('task_comments', COMMENT_COLUMNS, rows.map((r) => [r.tenantId, r.taskId, r.actor.type, r.actor.id, r.actor.name, r.body, r.at]));
+/** A comment row for each change in `source` that carries a comment. */
+export function commentsFromChanges(source: string): RawBuilder<unknown> {
+  const s = sql.raw(source);
+  return sql`INSERT INTO task_comments (tenant_id, task_id, author_type, author_id, author_name, body, created_at)
+    SELECT tenant_id, task_id, actor_type, actor_id, actor_name, comment, at FROM ${s} WHERE comment IS NOT NULL`;
 }

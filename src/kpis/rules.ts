@@ -1,6 +1,7 @@
 /** The four KPI rules of product §6: entries and seconds saved logged for a hand-back or a run. */
 import type { KpiSettings } from '../db/types.js';
-import { insertRowsWrite, type Column, type Write } from '../db/bulk.js';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../db/types.js';
 
 export type KpiOutcomeName = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
 
@@ -12,10 +13,14 @@ export interface KpiOverrides {
 /** Seconds of one task for the outcome when nothing is overridden. */
 function perTaskSeconds(kpi: KpiSettings, outcome: KpiOutcomeName): number {
   switch (outcome) {
-    case 'Manual': return kpi.secondsSavedManual ?? 0;
-    case 'Error': return kpi.secondsSavedError ?? 0;
-    case 'Retry': return kpi.secondsSavedRetry ?? 0;
-    default: return kpi.secondsSavedPerTask ?? 0;
+    case 'Manual':
+      return kpi.secondsSavedManual ?? 0;
+    case 'Error':
+      return kpi.secondsSavedError ?? 0;
+    case 'Retry':
+      return kpi.secondsSavedRetry ?? 0;
+    default:
+      return kpi.secondsSavedPerTask ?? 0;
   }
 }
 
@@ -36,23 +41,30 @@ export function computeKpi(kpi: KpiSettings, outcome: KpiOutcomeName, o: KpiOver
   return { entries, secondsSaved: perTaskSeconds(kpi, outcome) };
 }
 
-export interface KpiEventRow {
-  tenantId: number;
-  processId: number;
-  taskId: number | null;
-  runId: number | null;
-  mateId: number | null;
-  at: Date;
-  outcome: KpiOutcomeName;
-  entries: number;
-  secondsSaved: number;
+/** A KPI event row for each change in `source` (the task funnel's change relation) that logs one. */
+export function kpiEventsFromChanges(source: string): RawBuilder<unknown> {
+  const s = sql.raw(source);
+  return sql`INSERT INTO kpi_events (tenant_id, process_id, task_id, run_id, mate_id, at, outcome, entries, seconds_saved)
+    SELECT tenant_id, process_id, task_id, run_id, mate_id, at, kpi_outcome, kpi_entries, kpi_seconds FROM ${s} WHERE kpi_outcome IS NOT NULL`;
 }
 
-const COLUMNS: Column[] = [
-  ['tenant_id', 'bigint'], ['process_id', 'bigint'], ['task_id', 'bigint'], ['run_id', 'bigint'], ['mate_id', 'bigint'],
-  ['at', 'timestamptz'], ['outcome', 'text'], ['entries', 'integer'], ['seconds_saved', 'bigint'],
-];
-
-export function kpiEventsWrite(rows: KpiEventRow[]): Write | null {
-  return insertRowsWrite('kpi_events', COLUMNS, rows.map((r) => [r.tenantId, r.processId, r.taskId, r.runId, r.mateId, r.at, r.outcome, r.entries, r.secondsSaved]));
+/** The KPI event of a run of a process without tasks (FinishRun, docs/product.md §6). */
+export async function insertRunKpiEvent(
+  db: Kysely<Database>,
+  e: { tenantId: number; processId: number; runId: number; mateId: number | null; at: Date; entries: number; secondsSaved: number },
+): Promise<void> {
+  await db
+    .insertInto('kpi_events')
+    .values({
+      tenant_id: e.tenantId,
+      process_id: e.processId,
+      task_id: null,
+      run_id: e.runId,
+      mate_id: e.mateId,
+      at: e.at,
+      outcome: 'Run',
+      entries: e.entries,
+      seconds_saved: e.secondsSaved,
+    })
+    .execute();
 }

@@ -1,6 +1,9 @@
 /**
- * The closed set of error codes. Each surface maps a code to its HTTP status in one place
- * (mate-api/errors.ts for the Mate API); domain code throws AppError with a code and a message.
+ * The one shape of a refusal. Domain code refuses a request by throwing a `Refusal` with a code
+ * from the closed set below; a batch operation answers each item with an `Outcome` that holds the
+ * same `Refusal`. Each HTTP surface maps every code to its status in one exhaustive table
+ * (src/mate-api/status.ts for the Mate API), so a new code does not compile until each surface
+ * has decided how to answer it.
  */
 export type ErrorCode =
   // request and token faults
@@ -48,19 +51,31 @@ export interface FieldProblem {
   message: string;
 }
 
-export class AppError extends Error {
+/**
+ * A request refused: nothing was changed. `problems` lists every problem found in the input (the
+ * message names the first); `details` are extra facts the answer carries (e.g. `existingTaskId`).
+ */
+export class Refusal extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly problems: FieldProblem[] = [],
-    readonly extra: Record<string, unknown> = {},
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
 }
 
-/** A 400-class error listing every problem found; its message names the first. */
-export function problemsError(problems: FieldProblem[]): AppError {
+/** A refusal listing every problem found (at most 100); its message names the first. */
+export function problemsRefusal(problems: FieldProblem[]): Refusal {
   const first = problems[0];
-  return new AppError(first.code, first.message, problems.slice(0, 100));
+  return new Refusal(first.code, first.message, problems.slice(0, 100));
 }
+
+/** The outcome of one item of a batch: its result, or the refusal that left it unchanged. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
+
+export const refused = (refusal: Refusal): { ok: false; refusal: Refusal } => ({ ok: false, refusal });
+
+/** Former name of Refusal, kept while the input readers move over. */
+export { Refusal as AppError };

@@ -43,7 +43,8 @@ function describeAt(text: string, pos: number): string {
 }
 
 function lineColumn(text: string, pos: number): string {
-  let line = 1, lineStart = 0;
+  let line = 1,
+    lineStart = 0;
   for (let i = text.indexOf('\n'); i !== -1 && i < pos; i = text.indexOf('\n', i + 1)) {
     line++;
     lineStart = i + 1;
@@ -56,9 +57,25 @@ function fail(text: string, pos: number, what: string): never {
 }
 
 const enum C {
-  Tab = 9, Lf = 10, Cr = 13, Space = 32, Quote = 34, Plus = 43, Comma = 44, Minus = 45, Dot = 46,
-  Zero = 48, Nine = 57, Colon = 58, UpperE = 69, LBracket = 91, Backslash = 92, RBracket = 93,
-  LowerE = 101, LBrace = 123, RBrace = 125,
+  Tab = 9,
+  Lf = 10,
+  Cr = 13,
+  Space = 32,
+  Quote = 34,
+  Plus = 43,
+  Comma = 44,
+  Minus = 45,
+  Dot = 46,
+  Zero = 48,
+  Nine = 57,
+  Colon = 58,
+  UpperE = 69,
+  LBracket = 91,
+  Backslash = 92,
+  RBracket = 93,
+  LowerE = 101,
+  LBrace = 123,
+  RBrace = 125,
 }
 
 function skipWs(t: string, i: number): number {

@@ -57,16 +57,36 @@ export function isValidTimeZone(timeZone: string): boolean {
 
 /** Offset (local − UTC, ms) at an instant, straight from Intl. */
 function computeOffset(format: Intl.DateTimeFormat, utcMs: number): number {
-  let year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, bc = false;
+  let year = 0,
+    month = 0,
+    day = 0,
+    hour = 0,
+    minute = 0,
+    second = 0,
+    bc = false;
   for (const p of format.formatToParts(utcMs)) {
     switch (p.type) {
-      case 'year': year = +p.value; break;
-      case 'month': month = +p.value; break;
-      case 'day': day = +p.value; break;
-      case 'hour': hour = +p.value; break;
-      case 'minute': minute = +p.value; break;
-      case 'second': second = +p.value; break;
-      case 'era': bc = p.value.startsWith('B'); break;
+      case 'year':
+        year = +p.value;
+        break;
+      case 'month':
+        month = +p.value;
+        break;
+      case 'day':
+        day = +p.value;
+        break;
+      case 'hour':
+        hour = +p.value;
+        break;
+      case 'minute':
+        minute = +p.value;
+        break;
+      case 'second':
+        second = +p.value;
+        break;
+      case 'era':
+        bc = p.value.startsWith('B');
+        break;
     }
   }
   if (bc) year = 1 - year;
@@ -133,8 +153,7 @@ function localToUtc(z: Zone, wall: number): number {
   return tBefore;
 }
 
-const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))?$/i;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))?$/i;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -154,7 +173,9 @@ function read(value: string): Reading | null {
   if (typeof value !== 'string' || value.length > 40) return null;
   const m = DATE_TIME.exec(value);
   if (!m) return null;
-  const year = +m[1], month = +m[2], day = +m[3];
+  const year = +m[1],
+    month = +m[2],
+    day = +m[3];
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   const hour = m[4] === undefined ? 0 : +m[4];
   const minute = m[5] === undefined ? 0 : +m[5];
@@ -165,7 +186,8 @@ function read(value: string): Reading | null {
   let offset: number | null = null;
   if (m[8] !== undefined) offset = 0;
   else if (m[9] !== undefined) {
-    const oh = +m[10], om = +m[11];
+    const oh = +m[10],
+      om = +m[11];
     if (oh > 23 || om > 59) return null;
     offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * MS_MINUTE;
   }

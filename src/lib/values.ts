@@ -26,7 +26,7 @@ const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 export function showValue(value: unknown): string {
   let s: string;
   try {
-    s = value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
+    s = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
   } catch {
     s = String(value);
   }

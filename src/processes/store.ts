@@ -2,9 +2,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Calendar, Database, KpiSettings, RuleType } from '../db/types.js';
 import type { TaskField } from './task-data.js';
-import { forgetProcesses } from './cache.js';
+import type { Tx } from '../db/tx.js';
 import { PREPARED } from '../db/store.js';
-import type { Write } from '../db/bulk.js';
 
 /** A field of a process, in position order: the shape task data is validated against. */
 export type ProcessField = TaskField;
@@ -36,16 +35,16 @@ export interface ProcessDef {
  * One query: the process (matched case-insensitively within the tenant) with its fields in order.
  * Another tenant's key is simply not found.
  */
-export function loadProcessByKey(db: Kysely<any>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
+export function loadProcessByKey(db: Kysely<Database>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
   return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey})`);
 }
 
-export function loadProcessById(db: Kysely<any>, tenantId: number, processId: number): Promise<ProcessDef | null> {
+export function loadProcessById(db: Kysely<Database>, tenantId: number, processId: number): Promise<ProcessDef | null> {
   return loadProcess(db, tenantId, sql`p.id = ${processId}`);
 }
 
 // columns named, not `p.*`: a prepared statement must keep its result type when a migration adds a column
-async function loadProcess(db: Kysely<any>, tenantId: number, match: RawBuilder<unknown>): Promise<ProcessDef | null> {
+async function loadProcess(db: Kysely<Database>, tenantId: number, match: RawBuilder<unknown>): Promise<ProcessDef | null> {
   const { rows } = await sql<Record<string, any>>`${sql.raw(PREPARED)}
     SELECT p.tenant_id, p.id, p.process_key, p.name, p.tasks_enabled, p.gate_open, p.calendar, p.deadlines_enabled,
       p.default_deadline_seconds, p.default_activation_offset_seconds, p.retry_allowed, p.max_retries, p.stop_on_errors,
@@ -100,13 +99,29 @@ export async function loadRules(db: Kysely<Database>, tenantId: number, processI
 }
 
 /**
- * Clears the Failure state (product §7) of these processes. Cached definitions may keep showing the
- * old state for up to a second (processes/cache.ts); the only effect is another no-op clear.
+ * Clears the Failure state (docs/product.md §7) of every process named by a change in `source`
+ * (the task funnel's change relation) with `clears_failure`; returns the processes it cleared. A
+ * process without a Failure state is not written (no row lock), so clearing costs a hand-back
+ * one index probe.
  */
-export function clearFailuresWrite(tenantId: number, processIds: number[]): Write | null {
-  if (processIds.length === 0) return null;
-  return sql`UPDATE processes SET failure_message = NULL, failure_at = NULL
-    WHERE tenant_id = ${tenantId} AND id = ANY(${processIds}::bigint[]) AND failure_at IS NOT NULL`;
+export function failureClearFromChanges(source: string): RawBuilder<unknown> {
+  const s = sql.raw(source);
+  return sql`UPDATE processes p SET failure_message = NULL, failure_at = NULL
+    FROM (SELECT DISTINCT tenant_id, process_id FROM ${s} WHERE clears_failure) f
+    WHERE p.tenant_id = f.tenant_id AND p.id = f.process_id AND p.failure_at IS NOT NULL
+    RETURNING p.tenant_id, p.id AS process_id`;
+}
+
+/**
+ * Clears the Failure state of one process outside a task change (a run started or finished,
+ * docs/mate-api.md §7): the same write as the funnel's, over a one-row relation.
+ */
+export async function clearFailure(tx: Tx, tenantId: number, processId: number): Promise<void> {
+  const { rows } = await sql<{ tenant_id: number; process_id: number }>`${sql.raw(PREPARED)}
+    WITH one AS (SELECT ${tenantId}::bigint AS tenant_id, ${processId}::bigint AS process_id, true AS clears_failure),
+    cleared AS (${failureClearFromChanges('one')})
+    SELECT tenant_id, process_id FROM cleared`.execute(tx.db);
+  for (const r of rows) tx.publish({ kind: 'process', tenantId: r.tenant_id, processId: r.process_id });
 }
 
 /** Settings a test or the admin API may change (columns of `processes`). */
@@ -127,10 +142,15 @@ export type ProcessSettingsPatch = Partial<{
   run_timeout_seconds: number;
 }>;
 
-export async function updateProcessSettings(db: Kysely<Database>, tenantId: number, processId: number, patch: ProcessSettingsPatch): Promise<void> {
+export async function updateProcessSettings(tx: Tx, tenantId: number, processId: number, patch: ProcessSettingsPatch): Promise<void> {
   const values: Record<string, unknown> = { ...patch, updated_at: new Date() };
   if (patch.calendar) values.calendar = JSON.stringify(patch.calendar);
   if (patch.kpi) values.kpi = JSON.stringify(patch.kpi);
-  await db.updateTable('processes').set(values as never).where('tenant_id', '=', tenantId).where('id', '=', processId).execute();
-  forgetProcesses(db, tenantId);
+  await tx.db
+    .updateTable('processes')
+    .set(values as never)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', processId)
+    .execute();
+  tx.publish({ kind: 'process', tenantId, processId });
 }

@@ -157,7 +157,9 @@ export function convertFieldValue(field: TaskField, value: unknown, timeZone: st
     }
     case 'datetime': {
       const d = typeof value === 'string' ? parseDateTimeInput(value, timeZone) : null;
-      return d === null ? no('a date-time (YYYY-MM-DDTHH:MM[:SS[.fffffff]], optionally with Z or ±HH:MM)') : { ok: true, value: d.toISOString() };
+      return d === null
+        ? no('a date-time (YYYY-MM-DDTHH:MM[:SS[.fffffff]], optionally with Z or ±HH:MM)')
+        : { ok: true, value: d.toISOString() };
     }
     case 'dropdown': {
       const s = toText(value);

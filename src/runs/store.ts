@@ -1,6 +1,6 @@
 /** Runs: at most one open run per process (a partial unique index enforces it). */
-import { sql, type Kysely } from 'kysely';
-import type { Write } from '../db/bulk.js';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../db/types.js';
 import { PREPARED } from '../db/store.js';
 
 export interface RunRow {
@@ -16,7 +16,14 @@ export interface RunRow {
  * Opens the process's run, or resumes the open one and adds the Mate to it. A run idle for longer
  * than the process's runTimeoutSeconds is closed first, so a new one starts.
  */
-export async function openOrResumeRun(db: Kysely<any>, tenantId: number, processId: number, mateIds: number[], now: Date, runTimeoutSeconds: number): Promise<number> {
+export async function openOrResumeRun(
+  db: Kysely<Database>,
+  tenantId: number,
+  processId: number,
+  mateIds: number[],
+  now: Date,
+  runTimeoutSeconds: number,
+): Promise<number> {
   await closeIdleRun(db, tenantId, processId, now, runTimeoutSeconds);
   const { rows } = await sql<{ id: number }>`
     INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
@@ -29,36 +36,45 @@ export async function openOrResumeRun(db: Kysely<any>, tenantId: number, process
 }
 
 /** Closes the process's open run if it has been idle longer than runTimeoutSeconds. */
-export async function closeIdleRun(db: Kysely<any>, tenantId: number, processId: number, now: Date, runTimeoutSeconds: number): Promise<void> {
+export async function closeIdleRun(
+  db: Kysely<Database>,
+  tenantId: number,
+  processId: number,
+  now: Date,
+  runTimeoutSeconds: number,
+): Promise<void> {
   await sql`${sql.raw(PREPARED)} UPDATE runs SET finished_at = ${now}, finish_reason = 'timeout'
     WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL
       AND last_activity_at < ${new Date(now.getTime() - runTimeoutSeconds * 1000)}`.execute(db);
 }
 
 /** Closes the open run of a process (an empty TakeNext); no-op when none is open. */
-export async function closeOpenRun(db: Kysely<any>, tenantId: number, processId: number, now: Date, reason: string): Promise<void> {
+export async function closeOpenRun(db: Kysely<Database>, tenantId: number, processId: number, now: Date, reason: string): Promise<void> {
   await sql`UPDATE runs SET finished_at = ${now}, finish_reason = ${reason}
     WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL`.execute(db);
 }
 
-export async function lockRun(db: Kysely<any>, tenantId: number, runId: number): Promise<RunRow | null> {
+export async function lockRun(db: Kysely<Database>, tenantId: number, runId: number): Promise<RunRow | null> {
   const { rows } = await sql<RunRow>`SELECT id, process_id, started_at, finished_at, last_activity_at, mate_ids
     FROM runs WHERE tenant_id = ${tenantId} AND id = ${runId} FOR UPDATE`.execute(db);
   return rows[0] ?? null;
 }
 
-export async function finishRun(db: Kysely<any>, tenantId: number, runId: number, now: Date): Promise<void> {
+export async function finishRun(db: Kysely<Database>, tenantId: number, runId: number, now: Date): Promise<void> {
   await sql`UPDATE runs SET finished_at = ${now}, finish_reason = 'finished', last_activity_at = ${now}
     WHERE tenant_id = ${tenantId} AND id = ${runId}`.execute(db);
 }
 
-/** Adds hand-back outcomes to runs' counters: one write for any number of runs. */
-export function runCountsWrite(tenantId: number, counts: Map<number, { Solved: number; Manual: number; Error: number; Retry: number }>, now: Date): Write | null {
-  if (counts.size === 0) return null;
-  const ids = [...counts.keys()];
-  const c = [...counts.values()];
-  return sql`UPDATE runs r SET solved_count = r.solved_count + v.s, manual_count = r.manual_count + v.m,
-      error_count = r.error_count + v.e, retry_count = r.retry_count + v.r, last_activity_at = GREATEST(r.last_activity_at, ${now})
-    FROM unnest(${ids}::bigint[], ${c.map((x) => x.Solved)}::int[], ${c.map((x) => x.Manual)}::int[], ${c.map((x) => x.Error)}::int[], ${c.map((x) => x.Retry)}::int[]) AS v(id, s, m, e, r)
-    WHERE r.tenant_id = ${tenantId} AND r.id = v.id`;
+/**
+ * Adds the hand-back outcomes among the changes in `source` (the task funnel's change relation)
+ * to their runs' counters, and moves the runs' last activity: one write for any number of runs.
+ */
+export function runCountsFromChanges(source: string): RawBuilder<unknown> {
+  const s = sql.raw(source);
+  return sql`UPDATE runs r SET solved_count = r.solved_count + c.s, manual_count = r.manual_count + c.m,
+      error_count = r.error_count + c.e, retry_count = r.retry_count + c.r, last_activity_at = GREATEST(r.last_activity_at, c.at)
+    FROM (SELECT tenant_id, run_id, count(*) FILTER (WHERE kpi_outcome = 'Solved') AS s, count(*) FILTER (WHERE kpi_outcome = 'Manual') AS m,
+        count(*) FILTER (WHERE kpi_outcome = 'Error') AS e, count(*) FILTER (WHERE kpi_outcome = 'Retry') AS r, max(at) AS at
+      FROM ${s} WHERE kpi_outcome IS NOT NULL AND run_id IS NOT NULL GROUP BY tenant_id, run_id) c
+    WHERE r.tenant_id = c.tenant_id AND r.id = c.run_id`;
 }

@@ -16,10 +16,7 @@ export interface StoredAnswer {
 }
 
 export type IdempotentOutcome =
-  | { kind: 'fresh'; answer: StoredAnswer }
-  | { kind: 'replay'; answer: StoredAnswer }
-  | { kind: 'conflict' }
-  | { kind: 'in_progress' };
+  { kind: 'fresh'; answer: StoredAnswer } | { kind: 'replay'; answer: StoredAnswer } | { kind: 'conflict' } | { kind: 'in_progress' };
 
 /**
  * Canonical form of a request: endpoint, process and JSON value, key order ignored, and key case
@@ -31,11 +28,16 @@ export function requestHash(endpoint: string, processKey: string, body: unknown)
     if (Array.isArray(v)) return v.map(canon);
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      return Object.keys(o).map((k) => [k.toLowerCase(), canon(o[k])] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      return Object.keys(o)
+        .map((k) => [k.toLowerCase(), canon(o[k])] as const)
+        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     }
     return v;
   };
-  return crypto.createHash('sha256').update(JSON.stringify([endpoint.toLowerCase(), processKey.toLowerCase(), canon(body)])).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([endpoint.toLowerCase(), processKey.toLowerCase(), canon(body)]))
+    .digest('hex');
 }
 
 export function isValidKey(key: string): boolean {
@@ -46,7 +48,8 @@ export function isValidKey(key: string): boolean {
 const STORED = new Set([200, 400]);
 
 export async function withIdempotency(
-  db: Kysely<Database>, scope: { tenantId: number; mateId: number; key: string; hash: string; now: Date },
+  db: Kysely<Database>,
+  scope: { tenantId: number; mateId: number; key: string; hash: string; now: Date },
   run: (trx: Kysely<any>) => Promise<StoredAnswer>,
 ): Promise<IdempotentOutcome> {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -61,17 +64,27 @@ export async function withIdempotency(
           await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = ${JSON.stringify(answer.body)}
             WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
         } else {
-          await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
+          await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(
+            trx,
+          );
         }
         return { kind: 'fresh', answer };
       }
-      const { rows } = await sql<{ request_hash: string; state: string; status_code: number | null; response: string | null; expires_at: Date }>`
+      const { rows } = await sql<{
+        request_hash: string;
+        state: string;
+        status_code: number | null;
+        response: string | null;
+        expires_at: Date;
+      }>`
         SELECT request_hash, state, status_code, response, expires_at FROM idempotency_keys
         WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
       const row = rows[0];
       if (!row) return null; // deleted meanwhile: try again
       if (row.expires_at <= scope.now) {
-        await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
+        await sql`DELETE FROM idempotency_keys WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(
+          trx,
+        );
         return null;
       }
       if (row.request_hash !== scope.hash) return { kind: 'conflict' };

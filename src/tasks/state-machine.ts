@@ -52,22 +52,136 @@ export const RETRY_LIMIT_REACHED = 'Retry limit reached: converted to Error';
 export const LOCK_EXPIRED = 'Lock expired';
 
 export const TRANSITIONS: readonly Transition[] = [
-  { from: '(new)', action: 'create', condition: 'approval required for the source (requireApproval = all, or mateCreated and a Mate creates)', guard: (f) => f.requireApproval === 'all' || (f.requireApproval === 'mateCreated' && f.source === 'mate'), to: { queue: 'NeedsApproval', error: false }, effects: 'history; first comment' },
-  { from: '(new)', action: 'create', condition: 'a required field is missing or empty', guard: (f) => f.requiredMissing === true, to: { queue: 'NeedsData', error: false }, effects: 'history; first comment' },
-  { from: '(new)', action: 'create', condition: 'otherwise', guard: always, to: { queue: 'Ready', error: false }, effects: 'history; first comment' },
-  { from: 'Ready, free, activationDate <= now', action: 'take', condition: 'process open for Mates (gate open, not a blocked day, not stopped by errors); order: urgent, deadline, queue position, taskId', guard: always, to: { queue: 'unchanged', error: false }, effects: 'lock for lockTimeoutSeconds; open or resume the run; history' },
-  { from: HELD, action: 'Solved', condition: '-', guard: always, to: { queue: 'Solved', error: false, kpi: 'Solved' }, effects: HANDBACK_EFFECTS },
-  { from: HELD, action: 'Manual', condition: '-', guard: always, to: { queue: 'Manual', error: false, kpi: 'Manual' }, effects: HANDBACK_EFFECTS },
-  { from: HELD, action: 'Error', condition: '-', guard: always, to: { queue: 'Manual', error: true, kpi: 'Error' }, effects: HANDBACK_EFFECTS },
-  { from: HELD, action: 'Retry', condition: 'retryAllowed and retryCount < maxRetries', guard: retryOk, to: { queue: 'Ready', error: false, retried: true, kpi: 'Retry' }, effects: `${HANDBACK_EFFECTS}; retryCount + 1; bottom of the queue or the given activationDate` },
-  { from: HELD, action: 'Retry', condition: 'retry not allowed', guard: notAllowed, to: { queue: 'Manual', error: true, note: RETRY_NOT_ALLOWED, kpi: 'Error' }, effects: HANDBACK_EFFECTS },
-  { from: HELD, action: 'Retry', condition: 'retryCount >= maxRetries', guard: limitReached, to: { queue: 'Manual', error: true, note: RETRY_LIMIT_REACHED, kpi: 'Error' }, effects: HANDBACK_EFFECTS },
-  { from: 'Ready, lease expired', action: 'lockExpired', condition: 'retryAllowed and retryCount < maxRetries', guard: retryOk, to: { queue: 'Ready', error: false, retried: true, note: LOCK_EXPIRED }, effects: 'system Retry by the sweeper: unlock; reason "Lock expired"; retryCount + 1; bottom of the queue; the former holder\'s hand-back is refused' },
-  { from: 'Ready, lease expired', action: 'lockExpired', condition: 'retry not allowed', guard: notAllowed, to: { queue: 'Manual', error: true, note: `${LOCK_EXPIRED}; ${RETRY_NOT_ALLOWED}` }, effects: 'as above, as an Error' },
-  { from: 'Ready, lease expired', action: 'lockExpired', condition: 'retryCount >= maxRetries', guard: limitReached, to: { queue: 'Manual', error: true, note: `${LOCK_EXPIRED}; ${RETRY_LIMIT_REACHED}` }, effects: 'as above, as an Error' },
-  { from: 'NeedsData (free) or held by the caller', action: 'update', condition: 'NeedsData and every required field now filled', guard: (f) => f.requiredMissing === false, to: { queue: 'Ready', error: false }, effects: 'set fields; append comment; history; extend the caller\'s lock' },
-  { from: `${HELD}, or Manual/NeedsData and free`, action: 'update', condition: 'otherwise', guard: always, to: { queue: 'unchanged', error: false }, effects: 'set fields; append comment; history; extend the caller\'s lock' },
-  { from: HELD, action: 'extendLock', condition: '-', guard: always, to: { queue: 'unchanged', error: false }, effects: 'lockedUntil = max(lockedUntil, now + seconds)' },
+  {
+    from: '(new)',
+    action: 'create',
+    condition: 'approval required for the source (requireApproval = all, or mateCreated and a Mate creates)',
+    guard: (f) => f.requireApproval === 'all' || (f.requireApproval === 'mateCreated' && f.source === 'mate'),
+    to: { queue: 'NeedsApproval', error: false },
+    effects: 'history; first comment',
+  },
+  {
+    from: '(new)',
+    action: 'create',
+    condition: 'a required field is missing or empty',
+    guard: (f) => f.requiredMissing === true,
+    to: { queue: 'NeedsData', error: false },
+    effects: 'history; first comment',
+  },
+  {
+    from: '(new)',
+    action: 'create',
+    condition: 'otherwise',
+    guard: always,
+    to: { queue: 'Ready', error: false },
+    effects: 'history; first comment',
+  },
+  {
+    from: 'Ready, free, activationDate <= now',
+    action: 'take',
+    condition:
+      'process open for Mates (gate open, not a blocked day, not stopped by errors); order: urgent, deadline, queue position, taskId',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'lock for lockTimeoutSeconds; open or resume the run; history',
+  },
+  {
+    from: HELD,
+    action: 'Solved',
+    condition: '-',
+    guard: always,
+    to: { queue: 'Solved', error: false, kpi: 'Solved' },
+    effects: HANDBACK_EFFECTS,
+  },
+  {
+    from: HELD,
+    action: 'Manual',
+    condition: '-',
+    guard: always,
+    to: { queue: 'Manual', error: false, kpi: 'Manual' },
+    effects: HANDBACK_EFFECTS,
+  },
+  {
+    from: HELD,
+    action: 'Error',
+    condition: '-',
+    guard: always,
+    to: { queue: 'Manual', error: true, kpi: 'Error' },
+    effects: HANDBACK_EFFECTS,
+  },
+  {
+    from: HELD,
+    action: 'Retry',
+    condition: 'retryAllowed and retryCount < maxRetries',
+    guard: retryOk,
+    to: { queue: 'Ready', error: false, retried: true, kpi: 'Retry' },
+    effects: `${HANDBACK_EFFECTS}; retryCount + 1; bottom of the queue or the given activationDate`,
+  },
+  {
+    from: HELD,
+    action: 'Retry',
+    condition: 'retry not allowed',
+    guard: notAllowed,
+    to: { queue: 'Manual', error: true, note: RETRY_NOT_ALLOWED, kpi: 'Error' },
+    effects: HANDBACK_EFFECTS,
+  },
+  {
+    from: HELD,
+    action: 'Retry',
+    condition: 'retryCount >= maxRetries',
+    guard: limitReached,
+    to: { queue: 'Manual', error: true, note: RETRY_LIMIT_REACHED, kpi: 'Error' },
+    effects: HANDBACK_EFFECTS,
+  },
+  {
+    from: 'Ready, lease expired',
+    action: 'lockExpired',
+    condition: 'retryAllowed and retryCount < maxRetries',
+    guard: retryOk,
+    to: { queue: 'Ready', error: false, retried: true, note: LOCK_EXPIRED },
+    effects:
+      'system Retry by the sweeper: unlock; reason "Lock expired"; retryCount + 1; bottom of the queue; the former holder\'s hand-back is refused',
+  },
+  {
+    from: 'Ready, lease expired',
+    action: 'lockExpired',
+    condition: 'retry not allowed',
+    guard: notAllowed,
+    to: { queue: 'Manual', error: true, note: `${LOCK_EXPIRED}; ${RETRY_NOT_ALLOWED}` },
+    effects: 'as above, as an Error',
+  },
+  {
+    from: 'Ready, lease expired',
+    action: 'lockExpired',
+    condition: 'retryCount >= maxRetries',
+    guard: limitReached,
+    to: { queue: 'Manual', error: true, note: `${LOCK_EXPIRED}; ${RETRY_LIMIT_REACHED}` },
+    effects: 'as above, as an Error',
+  },
+  {
+    from: 'NeedsData (free) or held by the caller',
+    action: 'update',
+    condition: 'NeedsData and every required field now filled',
+    guard: (f) => f.requiredMissing === false,
+    to: { queue: 'Ready', error: false },
+    effects: "set fields; append comment; history; extend the caller's lock",
+  },
+  {
+    from: `${HELD}, or Manual/NeedsData and free`,
+    action: 'update',
+    condition: 'otherwise',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: "set fields; append comment; history; extend the caller's lock",
+  },
+  {
+    from: HELD,
+    action: 'extendLock',
+    condition: '-',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'lockedUntil = max(lockedUntil, now + seconds)',
+  },
 ];
 
 /** How often each row was taken in this process: lets the tests prove that they walk every row. */
@@ -84,7 +198,12 @@ export function transition(action: Action, facts: Facts): Transition {
 export function renderStateMachineTable(): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   const to = (t: Target) =>
-    [t.queue === 'unchanged' ? '(unchanged)' : t.queue, t.error ? '+ Error flag' : '', t.note ? `("${t.note}")` : '', t.kpi ? `KPI: ${t.kpi}` : '']
+    [
+      t.queue === 'unchanged' ? '(unchanged)' : t.queue,
+      t.error ? '+ Error flag' : '',
+      t.note ? `("${t.note}")` : '',
+      t.kpi ? `KPI: ${t.kpi}` : '',
+    ]
       .filter(Boolean)
       .join(' ');
   return [

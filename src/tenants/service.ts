@@ -1,8 +1,8 @@
 /** Tenants and their API secrets. */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
-import { AppError } from '../lib/errors.js';
-import { inTransaction } from '../db/tx.js';
+import { Refusal } from '../lib/errors.js';
+import { inTransaction, type Tx } from '../db/tx.js';
 import { randomSecret, sha256 } from '../lib/secrets.js';
 
 export interface Tenant {
@@ -36,20 +36,27 @@ export interface CreateTenantInput {
 export async function createTenant(db: Kysely<Database>, input: CreateTenantInput): Promise<{ tenant: Tenant; apiSecret: string }> {
   const clientId = normalizeClientId(input.clientId);
   if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(clientId)) {
-    throw new AppError('invalid_field', `Client Id "${input.clientId}" must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit`);
+    throw new Refusal(
+      'invalid_field',
+      `Client Id "${input.clientId}" must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit`,
+    );
   }
   const timeZone = input.timeZone ?? 'UTC';
-  if (!isValidTimeZone(timeZone)) throw new AppError('invalid_field', `Time zone "${timeZone}" is not an IANA time zone (e.g. Europe/Copenhagen)`);
+  if (!isValidTimeZone(timeZone))
+    throw new Refusal('invalid_field', `Time zone "${timeZone}" is not an IANA time zone (e.g. Europe/Copenhagen)`);
   const apiSecret = randomSecret();
   return inTransaction(db, async (trx) => {
     const existing = await trx.selectFrom('tenants').select('id').where('client_id', '=', clientId).executeTakeFirst();
-    if (existing) throw new AppError('conflict', `A tenant with Client Id "${clientId}" already exists`);
+    if (existing) throw new Refusal('conflict', `A tenant with Client Id "${clientId}" already exists`);
     const row = await trx
       .insertInto('tenants')
       .values({ client_id: clientId, name: input.name ?? clientId, time_zone: timeZone })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await trx.insertInto('tenant_api_secrets').values({ tenant_id: row.id, version: 1, secret_hash: sha256(apiSecret) }).execute();
+    await trx
+      .insertInto('tenant_api_secrets')
+      .values({ tenant_id: row.id, version: 1, secret_hash: sha256(apiSecret) })
+      .execute();
     return { tenant: toTenant(row), apiSecret };
   });
 }
@@ -65,11 +72,49 @@ export async function findTenantByClientId(db: Kysely<Database>, clientId: strin
 
 export async function requireTenant(db: Kysely<Database>, clientId: string): Promise<Tenant> {
   const t = await findTenantByClientId(db, clientId);
-  if (!t) throw new AppError('not_found', `No tenant with Client Id "${clientId}"`);
+  if (!t) throw new Refusal('not_found', `No tenant with Client Id "${clientId}"`);
   return t;
 }
 
 export async function countTenants(db: Kysely<Database>): Promise<number> {
-  const r = await db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/**
+ * Gives the tenant a new API secret (returned once; only its SHA-256 is kept) and raises the
+ * secret version. The earlier secret(s), and tokens issued with them, keep working for the
+ * tenant's secret_grace_seconds (default 0: refused at once). `tx` must be a transaction.
+ */
+export async function rotateApiSecret(
+  tx: Tx,
+  tenantId: number,
+  now: Date,
+): Promise<{ apiSecret: string; secretVersion: number; previousValidUntil: Date }> {
+  const apiSecret = randomSecret();
+  const tenant = await tx.db
+    .selectFrom('tenants')
+    .select(['secret_version', 'secret_grace_seconds'])
+    .where('id', '=', tenantId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!tenant) throw new Refusal('not_found', `No tenant ${tenantId}`);
+  const version = tenant.secret_version + 1;
+  const previousValidUntil = new Date(now.getTime() + tenant.secret_grace_seconds * 1000);
+  await tx.db
+    .updateTable('tenant_api_secrets')
+    .set({ expires_at: previousValidUntil })
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', previousValidUntil)]))
+    .execute();
+  await tx.db
+    .insertInto('tenant_api_secrets')
+    .values({ tenant_id: tenantId, version, secret_hash: sha256(apiSecret) })
+    .execute();
+  await tx.db.updateTable('tenants').set({ secret_version: version, updated_at: now }).where('id', '=', tenantId).execute();
+  tx.publish({ kind: 'tenant', tenantId });
+  return { apiSecret, secretVersion: version, previousValidUntil };
 }

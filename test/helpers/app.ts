@@ -4,6 +4,7 @@ import { createApp } from '../../src/app.js';
 import { testConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { testStore, type TestStore } from './db.js';
+import { updateProcessSettings, type ProcessSettingsPatch } from '../../src/processes/store.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -26,4 +27,14 @@ export async function testApp(opts: { clock?: Clock; config?: Partial<Config> } 
       await store.close();
     },
   };
+}
+
+/** Changes a process's settings through the app's services, as the people's API does (the app's caches see it at once). */
+export function updateSettings(
+  t: { app: FastifyInstance },
+  tenantId: number,
+  processId: number,
+  patch: ProcessSettingsPatch,
+): Promise<void> {
+  return t.app.services.units.autocommit((tx) => updateProcessSettings(tx, tenantId, processId, patch));
 }

@@ -19,7 +19,14 @@ export const PK_RULES: RuleInput[] = [
   { name: 'limit', type: 'number', value: 250.5 },
   { name: 'dryRun', type: 'boolean', value: false },
   { name: 'countries', type: 'list', value: ['DK', 'SE'] },
-  { name: 'vendors', type: 'table', value: [{ name: 'Acme', account: '1000' }, { name: 'Globex', account: '2000' }] },
+  {
+    name: 'vendors',
+    type: 'table',
+    value: [
+      { name: 'Acme', account: '1000' },
+      { name: 'Globex', account: '2000' },
+    ],
+  },
   { name: 'notes', type: 'richText', value: '<p>Be <b>careful</b></p>' },
   { name: 'unsetRule', type: 'text' },
 ];
@@ -62,7 +69,13 @@ export function pyDumps(v: unknown): string {
     return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
   }
   if (Array.isArray(v)) return '[' + v.map(pyDumps).join(', ') + ']';
-  return '{' + Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyDumps(k)}: ${pyDumps(x)}`).join(', ') + '}';
+  return (
+    '{' +
+    Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${pyDumps(k)}: ${pyDumps(x)}`)
+      .join(', ') +
+    '}'
+  );
 }
 
 /** Exactly these keys, in any order. */
@@ -89,7 +102,8 @@ export function assertJsonHeaders(w: Wire, what = ''): void {
   assert.equal(w.headers['content-type'], 'application/json; charset=utf-8', what);
   assert.equal(w.headers['cache-control'], 'no-store', what);
   assert.equal(typeof w.headers['x-request-id'], 'string', what);
-  if (w.body && typeof w.body === 'object' && 'requestId' in w.body) assert.equal(w.body.requestId, w.headers['x-request-id'], `${what}: requestId = X-Request-Id`);
+  if (w.body && typeof w.body === 'object' && 'requestId' in w.body)
+    assert.equal(w.body.requestId, w.headers['x-request-id'], `${what}: requestId = X-Request-Id`);
 }
 
 /** Decodes a compact JWS without verifying it, as the clients do. */
@@ -105,4 +119,16 @@ export function decodeUnverified(token: string): { header: any; payload: any; si
 export const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
 
 /** Keys of a task object of process PK (mate-api §6.1), in order. */
-export const PK_TASK_KEYS = ['taskId', 'reason', 'runId', 'processKey', 'coreSystemKey', 'numberField', 'flag', 'activationDate', 'deadline', 'urgent', 'retryCount'];
+export const PK_TASK_KEYS = [
+  'taskId',
+  'reason',
+  'runId',
+  'processKey',
+  'coreSystemKey',
+  'numberField',
+  'flag',
+  'activationDate',
+  'deadline',
+  'urgent',
+  'retryCount',
+];

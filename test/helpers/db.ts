@@ -17,7 +17,11 @@ export const STORE_KIND = DATABASE_URL ? 'postgres' : 'pglite';
 const CACHE_DIR = path.resolve('.test-cache');
 const checksum = crypto
   .createHash('sha256')
-  .update(loadMigrations().map((m) => m.checksum).join(','))
+  .update(
+    loadMigrations()
+      .map((m) => m.checksum)
+      .join(','),
+  )
   .digest('hex')
   .slice(0, 12);
 
@@ -145,5 +149,12 @@ export async function emptyDatabase(): Promise<{ url: string | null; store: Stor
   }
   const lite = await PGlite.create();
   const store = await openStore({ databaseUrl: null, dataDir: '', pglite: lite });
-  return { url: null, store, close: async () => { await store.close(); await lite.close(); } };
+  return {
+    url: null,
+    store,
+    close: async () => {
+      await store.close();
+      await lite.close();
+    },
+  };
 }

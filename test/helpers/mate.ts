@@ -9,12 +9,23 @@ export interface MateResponse {
   raw: LightMyRequestResponse;
 }
 
-export async function getToken(app: FastifyInstance, t: SeededTenant, username = t.mateUsername, password = t.matePassword): Promise<string> {
+export async function getToken(
+  app: FastifyInstance,
+  t: SeededTenant,
+  username = t.mateUsername,
+  password = t.matePassword,
+): Promise<string> {
   const res = await app.inject({
     method: 'POST',
     url: '/connect/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'password', client_id: t.clientId, client_secret: t.apiSecret, username, password }).toString(),
+    payload: new URLSearchParams({
+      grant_type: 'password',
+      client_id: t.clientId,
+      client_secret: t.apiSecret,
+      username,
+      password,
+    }).toString(),
   });
   if (res.statusCode !== 200) throw new Error(`token request failed: ${res.statusCode} ${res.body}`);
   return res.json().access_token;
@@ -24,7 +35,10 @@ export class Mate {
   /** Set by signIn: how to get a new token when a test's clock has moved past the old one's expiry. */
   private renew: (() => Promise<string>) | null = null;
 
-  constructor(readonly app: FastifyInstance, public token: string) {}
+  constructor(
+    readonly app: FastifyInstance,
+    public token: string,
+  ) {}
 
   static async signIn(app: FastifyInstance, t: SeededTenant, username?: string, password?: string): Promise<Mate> {
     const mate = new Mate(app, await getToken(app, t, username, password));
@@ -47,7 +61,11 @@ export class Mate {
     const raw = await this.app.inject({
       method,
       url,
-      headers: { authorization: `Bearer ${this.token}`, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       payload,
     });
     let parsed: unknown = undefined;

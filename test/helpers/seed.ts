@@ -15,13 +15,29 @@ export interface SeededTenant {
   matePassword: string;
 }
 
-export async function seedTenant(store: Store, clientId: string, opts: { timeZone?: string; processes?: CreateProcessInput[] } = {}): Promise<SeededTenant> {
+export async function seedTenant(
+  store: Store,
+  clientId: string,
+  opts: { timeZone?: string; processes?: CreateProcessInput[] } = {},
+): Promise<SeededTenant> {
   const { tenant, apiSecret } = await createTenant(store.db, { clientId, timeZone: opts.timeZone });
   const mate = await createMate(store.db, tenant.id, { username: `${clientId}-mate`, password: MATE_PASSWORD });
   for (const p of opts.processes ?? []) await createProcess(store.db, tenant.id, p);
-  return { tenantId: tenant.id, clientId: tenant.clientId, apiSecret, mateId: mate.id, mateUsername: mate.username, matePassword: MATE_PASSWORD };
+  return {
+    tenantId: tenant.id,
+    clientId: tenant.clientId,
+    apiSecret,
+    mateId: mate.id,
+    mateUsername: mate.username,
+    matePassword: MATE_PASSWORD,
+  };
 }
 
-export async function seedUser(store: Store, tenantId: number, username: string, role: 'admin' | 'developer' | 'agent' | 'viewer' = 'admin') {
+export async function seedUser(
+  store: Store,
+  tenantId: number,
+  username: string,
+  role: 'admin' | 'developer' | 'agent' | 'viewer' = 'admin',
+) {
   return createUser(store.db, tenantId, { username, role, password: 'a-long-enough-password' });
 }

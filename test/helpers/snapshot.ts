@@ -14,7 +14,9 @@ export function tenantTables(db: Kysely<any>): Promise<string[]> {
   let p = tablesOf.get(db);
   if (!p) {
     p = sql<{ table_name: string }>`SELECT DISTINCT table_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND column_name = 'tenant_id' ORDER BY table_name`.execute(db).then((r) => r.rows.map((x) => x.table_name));
+      WHERE table_schema = current_schema() AND column_name = 'tenant_id' ORDER BY table_name`
+      .execute(db)
+      .then((r) => r.rows.map((x) => x.table_name));
     tablesOf.set(db, p);
   }
   return p;

@@ -1,8 +1,9 @@
 /** Is a process open for Mates now? (product §2 gate and calendar, §5.4 Stop on Errors) */
 import type { Kysely } from 'kysely';
-import type { ProcessDef } from './store.js';
+import type { Database } from '../db/types.js';
+import type { ProcessDef } from '../processes/store.js';
 import { localDate, localWeekday } from '../lib/time.js';
-import { countUnresolvedErrors, hasTakeableTask } from '../tasks/store.js';
+import { countUnresolvedErrors, hasTakeableTask } from './store.js';
 
 export type DummyReason = 'tasks_disabled' | 'gate_closed' | 'blocked_date' | 'stopped_by_errors' | 'queue_empty';
 
@@ -11,19 +12,28 @@ export function isBlockedDay(proc: ProcessDef, now: Date, timeZone: string): boo
   return proc.calendar.blockedDates.includes(day) || proc.calendar.blockedWeekdays.includes(localWeekday(now, timeZone));
 }
 
-export async function isStoppedByErrors(db: Kysely<any>, proc: ProcessDef): Promise<{ stopped: boolean; errors: number }> {
+export async function isStoppedByErrors(db: Kysely<Database>, proc: ProcessDef): Promise<{ stopped: boolean; errors: number }> {
   if (!proc.stopOnErrors) return { stopped: false, errors: 0 };
   const errors = await countUnresolvedErrors(db, proc.tenantId, proc.id);
   return { stopped: errors > proc.errorLimit, errors };
 }
 
 /** The first reason, in the precedence of mate-api §5, why Mates get nothing; null when open. */
-export async function closedReason(db: Kysely<any>, proc: ProcessDef, now: Date, timeZone: string): Promise<{ code: DummyReason; message: string } | null> {
+export async function closedReason(
+  db: Kysely<Database>,
+  proc: ProcessDef,
+  now: Date,
+  timeZone: string,
+): Promise<{ code: DummyReason; message: string } | null> {
   if (!proc.tasksEnabled) return { code: 'tasks_disabled', message: `Process ${proc.processKey} has no tasks` };
   if (!proc.gateOpen) return { code: 'gate_closed', message: `Process ${proc.processKey} is stopped` };
   if (isBlockedDay(proc, now, timeZone)) return { code: 'blocked_date', message: `Today is a blocked date for process ${proc.processKey}` };
   const { stopped, errors } = await isStoppedByErrors(db, proc);
-  if (stopped) return { code: 'stopped_by_errors', message: `Process ${proc.processKey} is stopped by errors: ${errors} unresolved errors, limit ${proc.errorLimit}` };
+  if (stopped)
+    return {
+      code: 'stopped_by_errors',
+      message: `Process ${proc.processKey} is stopped by errors: ${errors} unresolved errors, limit ${proc.errorLimit}`,
+    };
   return null;
 }
 
@@ -35,7 +45,7 @@ export interface OkToRunAnswer {
   okToRun: boolean;
 }
 
-export async function okToRun(db: Kysely<any>, proc: ProcessDef, now: Date, timeZone: string): Promise<OkToRunAnswer> {
+export async function okToRun(db: Kysely<Database>, proc: ProcessDef, now: Date, timeZone: string): Promise<OkToRunAnswer> {
   const gateOpen = proc.gateOpen;
   const notBlockedDate = !isBlockedDay(proc, now, timeZone);
   const { stopped } = await isStoppedByErrors(db, proc);

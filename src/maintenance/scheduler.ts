@@ -1,0 +1,62 @@
+/**
+ * Background jobs, one file each, run by every server process and coordinated through the
+ * database (SKIP LOCKED and idempotent statements), so any number of processes may run them.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+import type { Units } from '../db/tx.js';
+import type { Clock } from '../lib/clock.js';
+import type { SignInThrottle } from '../auth/throttle.js';
+import { recoverExpiredLeases } from './leases.js';
+import { closeIdleRuns } from './idle-runs.js';
+import { purgeExpiredIdempotencyKeys } from './idempotency-expiry.js';
+import { pruneSignInFailures } from './signin-pruning.js';
+
+export interface MaintenanceDeps {
+  db: Kysely<Database>;
+  units: Units;
+  clock: Clock;
+  throttle: SignInThrottle;
+}
+
+// Batches of 500 keep each recovery transaction short; the sweep loops until nothing is due.
+const LEASE_BATCH = 500;
+
+/** Runs every job once at `now`. */
+export async function sweepOnce(
+  deps: Pick<MaintenanceDeps, 'db' | 'units'>,
+  now: Date,
+): Promise<{ recovered: number; runsClosed: number }> {
+  let recovered = 0;
+  for (;;) {
+    const n = await recoverExpiredLeases(deps.units, now, LEASE_BATCH);
+    recovered += n;
+    if (n < LEASE_BATCH) break;
+  }
+  const runsClosed = await closeIdleRuns(deps.db, now);
+  await purgeExpiredIdempotencyKeys(deps.db, now);
+  return { recovered, runsClosed };
+}
+
+/** Runs the jobs every interval; returns the function that stops them (awaiting a sweep in progress). */
+export function startMaintenance(deps: MaintenanceDeps, intervalSeconds: number, log: FastifyBaseLogger): () => Promise<void> {
+  let running: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    if (running) return; // a slow sweep is never overlapped by the next one
+    running = sweepOnce(deps, deps.clock.now())
+      .then(async (r) => {
+        if (r.recovered || r.runsClosed) log.info(r, 'sweeper recovered expired locks / closed idle runs');
+        await pruneSignInFailures(deps.throttle);
+      })
+      .catch((err) => log.warn({ err }, 'sweep failed; retrying at the next interval'))
+      .finally(() => {
+        running = null;
+      });
+  }, intervalSeconds * 1000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

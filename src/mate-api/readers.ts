@@ -1,0 +1,55 @@
+/** Reading the Mate API's action bodies (docs/mate-api.md §3, §6.4): lenient on input. */
+import { Refusal } from '../lib/errors.js';
+import { getKey, readInteger, readOptionalText, readComment } from '../lib/values.js';
+import type { Caller } from '../lib/caller.js';
+import type { KpiOverrides } from '../kpis/rules.js';
+import type { HandBackAction } from '../tasks/state-machine.js';
+import type { HandBackItem } from '../tasks/hand-back.js';
+
+export type Body = Record<string, unknown>;
+
+// KPI overrides are integers 0 to 2^31−1 (docs/mate-api.md §3).
+const OVERRIDE_MAX = 2 ** 31 - 1;
+
+export function requireId(body: Body, key: 'taskId' | 'runId'): number {
+  const v = getKey(body, key);
+  if (v === undefined || v === null) {
+    throw new Refusal('missing_field', `${key} is required`, [{ field: key, code: 'missing_field', message: `${key} is required` }]);
+  }
+  return readInteger(v, key, { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
+}
+
+function readOverride(body: Body, key: 'overwriteSecondsSaved' | 'overwriteEntries'): number | null {
+  const v = getKey(body, key);
+  if (v === undefined || v === null || v === '') return null;
+  return readInteger(v, key, { min: 0, max: OVERRIDE_MAX });
+}
+
+export function readOverrides(body: Body): KpiOverrides {
+  return { overwriteSecondsSaved: readOverride(body, 'overwriteSecondsSaved'), overwriteEntries: readOverride(body, 'overwriteEntries') };
+}
+
+/** A Return item's action, in any case. */
+export const ACTIONS: Record<string, HandBackAction> = { solved: 'Solved', manual: 'Manual', error: 'Error', retry: 'Retry' };
+
+/** A task action (docs/mate-api.md §6.4) as a hand-back item. */
+export function readAction(body: Body, caller: Caller, action: HandBackAction): HandBackItem {
+  return {
+    caller,
+    taskId: requireId(body, 'taskId'),
+    action,
+    reason: readOptionalText(getKey(body, 'reason'), 'reason'),
+    comment: readComment(body),
+    overrides: readOverrides(body),
+    activationDate: action === 'Retry' ? (getKey(body, 'activationDate') ?? null) : null,
+  };
+}
+
+/** Refuses a body whose top-level JSON type is not the endpoint's. */
+export function checkTopLevel(name: string, bodyType: 'object' | 'array' | undefined, body: unknown): void {
+  if (bodyType === 'array' && !Array.isArray(body)) throw new Refusal('invalid_body', `${name} takes a JSON array`);
+  if (bodyType === 'object' && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+    const hint = Array.isArray(body) && name === 'CreateTask' ? ' (an array of tasks belongs on CreateTasks)' : '';
+    throw new Refusal('invalid_body', `${name} takes a JSON object${hint}`);
+  }
+}

@@ -1,0 +1,90 @@
+/** The shape of a Mate API route: its wire name, its refusal shape, its handler and its OpenAPI description. */
+import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../lib/caller.js';
+import type { ProcessDef } from '../processes/store.js';
+import type { MateContext } from '../auth/authenticate.js';
+import type { Services } from '../services.js';
+import type { Answer } from './answers.js';
+
+export interface Ctx {
+  req: FastifyRequest;
+  services: Services;
+  mate: MateContext;
+  caller: Caller;
+  /** the ProcessKey path segment, percent-decoded */
+  processKey: string;
+  /** the ProcessKey for a refusal's keys: as defined once the process is known, else as sent */
+  refusalKey(): string;
+  body: unknown;
+  /** the process named by the path (or by `key`), or refused with process_not_found */
+  process(key?: string): Promise<ProcessDef>;
+}
+
+export interface MateRoute {
+  method: 'GET' | 'POST';
+  name: string;
+  withProcess: boolean;
+  summary: string;
+  /** expected top-level JSON type of a POST body */
+  bodyType?: 'object' | 'array';
+  /** the endpoint's normal keys, kept on every refusal (docs/mate-api.md §5) */
+  refusal: (processKey: string) => Record<string, unknown>;
+  handler: (ctx: Ctx) => Promise<Answer>;
+  /** OpenAPI: the request body and the 200 answer (documentation only: input is read leniently) */
+  doc: { body?: unknown; response: unknown };
+}
+
+/** Endpoints whose refusals add nothing to the Response keys. */
+export const NO_EXTRA_KEYS = () => ({});
+
+// OpenAPI pieces shared by the routes.
+export const S = {
+  response: {
+    type: 'object',
+    properties: {
+      succeeded: { type: 'boolean' },
+      message: { type: 'string' },
+      code: { type: 'string', description: 'present when succeeded is false' },
+      requestId: { type: 'string' },
+    },
+    additionalProperties: true,
+  },
+  task: {
+    type: 'object',
+    description: 'A task (taskId > 0) with one key per field of the process, or the dummy task (taskId -1, with message and code)',
+    properties: {
+      taskId: { type: 'integer' },
+      reason: { type: ['string', 'null'] },
+      runId: { type: 'integer' },
+      processKey: { type: 'string' },
+      activationDate: { type: 'string', format: 'date-time' },
+      deadline: { type: ['string', 'null'] },
+      urgent: { type: 'boolean' },
+      retryCount: { type: 'integer' },
+      message: { type: 'string' },
+      code: { type: 'string' },
+    },
+    additionalProperties: true,
+  },
+  taskData: {
+    type: 'object',
+    description: 'Field values by field name (case-insensitive) plus comment/newNote, activationDate, deadline, urgent',
+    additionalProperties: true,
+  },
+  taskAction: {
+    type: 'object',
+    properties: {
+      taskId: { type: 'integer' },
+      reason: { type: 'string' },
+      comment: { type: 'string' },
+      overwriteSecondsSaved: { type: ['integer', 'null'] },
+      overwriteEntries: { type: ['integer', 'null'] },
+      activationDate: { type: 'string', description: 'Retry only' },
+    },
+    required: ['taskId'],
+  },
+};
+
+export function withProperties(schema: { properties: Record<string, unknown> }, more: Record<string, unknown>): Record<string, unknown> {
+  return { ...schema, properties: { ...schema.properties, ...more } };
+}

@@ -1,0 +1,160 @@
+/**
+ * Solved, Manual, Error, Retry and their Async forms, Return, UpdateTask and ExtendLock
+ * (docs/mate-api.md §7.9–7.14).
+ */
+import { Refusal } from '../../lib/errors.js';
+import { getKey, readInteger } from '../../lib/values.js';
+import { formatDateTime } from '../../lib/time.js';
+import { loadProcessById } from '../../processes/store.js';
+import { handBack, type HandBackItem } from '../../tasks/hand-back.js';
+import { extendLock, updateTask } from '../../tasks/update.js';
+import type { HandBackAction } from '../../tasks/state-machine.js';
+import { response } from '../answers.js';
+import { ACTIONS, readAction, requireId, type Body } from '../readers.js';
+import { NO_EXTRA_KEYS, S, withProperties, type MateRoute } from '../route.js';
+
+// One Return call hands back at most this many tasks: each item is its own transaction.
+const MAX_RETURN_ITEMS = 1_000;
+
+const handBackAnswer = withProperties(S.response, { queue: { type: 'string' }, error: { type: 'boolean' } });
+
+const handBackRoute = (name: string, action: HandBackAction): MateRoute => ({
+  method: 'POST',
+  name,
+  withProcess: false,
+  bodyType: 'object',
+  refusal: NO_EXTRA_KEYS,
+  summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}`,
+  doc: { body: S.taskAction, response: handBackAnswer },
+  handler: async (ctx) => {
+    const r = await ctx.services.batchers.handBack(readAction(ctx.body as Body, ctx.caller, action));
+    if (!r.ok) throw r.refusal;
+    return response(ctx.req, r.value.message, { queue: r.value.queue, error: r.value.error });
+  },
+});
+
+/** A Return item as a hand-back, or the refusal that makes it fail alone (docs/mate-api.md §7.13). */
+function readReturnItem(
+  item: unknown,
+  ctx: Parameters<MateRoute['handler']>[0],
+): HandBackItem | { taskId: number | null; refusal: Refusal } {
+  try {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Refusal('invalid_field', 'Each item must be an object');
+    const rawAction = getKey(item as Body, 'action');
+    if (rawAction === undefined || rawAction === null || rawAction === '') throw new Refusal('missing_field', 'action is required');
+    const action = typeof rawAction === 'string' ? ACTIONS[rawAction.toLowerCase()] : undefined;
+    if (!action) throw new Refusal('invalid_field', `action ${JSON.stringify(rawAction)} is not one of Solved, Manual, Error, Retry`);
+    return readAction(item as Body, ctx.caller, action);
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    let taskId: number | null = null;
+    try {
+      taskId = requireId(item as Body, 'taskId');
+    } catch {
+      taskId = null;
+    }
+    return { taskId, refusal: err };
+  }
+}
+
+export const HAND_BACK_ROUTES: MateRoute[] = [
+  {
+    method: 'POST',
+    name: 'UpdateTask',
+    withProcess: false,
+    bodyType: 'object',
+    summary: 'Change field values of a task, add a comment, extend your lock',
+    refusal: NO_EXTRA_KEYS,
+    doc: { body: { ...S.taskData, properties: { taskId: { type: 'integer' } }, required: ['taskId'] }, response: S.response },
+    handler: async (ctx) => {
+      const body = ctx.body as Body;
+      const taskId = requireId(body, 'taskId');
+      const { tenantId } = ctx.caller;
+      const r = await ctx.services.units.transaction((tx) =>
+        updateTask(tx, ctx.caller, taskId, body, async (processId) => (await loadProcessById(tx.db, tenantId, processId))!),
+      );
+      return response(ctx.req, r.message);
+    },
+  },
+  handBackRoute('Solved', 'Solved'),
+  handBackRoute('Manual', 'Manual'),
+  handBackRoute('Error', 'Error'),
+  handBackRoute('Retry', 'Retry'),
+  handBackRoute('SolvedAsync', 'Solved'),
+  handBackRoute('ManualAsync', 'Manual'),
+  handBackRoute('ErrorAsync', 'Error'),
+  handBackRoute('RetryAsync', 'Retry'),
+  {
+    method: 'POST',
+    name: 'Return',
+    withProcess: false,
+    bodyType: 'array',
+    summary: 'Hand back several tasks, each with its action (at most 1,000)',
+    refusal: () => ({ results: [] }),
+    doc: {
+      body: {
+        type: 'array',
+        maxItems: MAX_RETURN_ITEMS,
+        items: withProperties(S.taskAction, { action: { type: 'string', enum: ['Solved', 'Manual', 'Error', 'Retry'] } }),
+      },
+      response: withProperties(S.response, { results: { type: 'array', items: S.response } }),
+    },
+    handler: async (ctx) => {
+      const items = ctx.body as unknown[];
+      if (items.length > MAX_RETURN_ITEMS)
+        throw new Refusal('invalid_body', `At most ${MAX_RETURN_ITEMS} items per call; got ${items.length}`);
+      const results: Record<string, unknown>[] = [];
+      for (const item of items) {
+        const read = readReturnItem(item, ctx);
+        if ('refusal' in read) {
+          results.push({ taskId: read.taskId, succeeded: false, message: read.refusal.message, code: read.refusal.code });
+          continue;
+        }
+        // each item in its own transaction, as its action would
+        const [r] = await ctx.services.units.transaction((tx) => handBack(tx, [read]));
+        results.push(
+          r.ok
+            ? { taskId: r.value.taskId, succeeded: true, message: r.value.message, queue: r.value.queue, error: r.value.error }
+            : { taskId: read.taskId, succeeded: false, message: r.refusal.message, code: r.refusal.code },
+        );
+      }
+      const failed = results.filter((r) => !r.succeeded).length;
+      if (failed) {
+        return {
+          body: {
+            succeeded: false,
+            message: `${failed} of ${results.length} items failed`,
+            code: 'items_failed',
+            requestId: ctx.req.id,
+            results,
+          },
+        };
+      }
+      return response(ctx.req, `${results.length} item${results.length === 1 ? '' : 's'} processed`, { results });
+    },
+  },
+  {
+    method: 'POST',
+    name: 'ExtendLock',
+    withProcess: false,
+    bodyType: 'object',
+    summary: 'Extend your lock on a task (lease)',
+    refusal: () => ({ lockedUntil: null }),
+    doc: {
+      body: {
+        type: 'object',
+        properties: { taskId: { type: 'integer' }, seconds: { type: 'integer', minimum: 1, maximum: 86400 } },
+        required: ['taskId'],
+      },
+      response: withProperties(S.response, { lockedUntil: { type: ['string', 'null'] } }),
+    },
+    handler: async (ctx) => {
+      const body = ctx.body as Body;
+      const taskId = requireId(body, 'taskId');
+      const s = getKey(body, 'seconds');
+      const seconds = s === undefined || s === null || s === '' ? null : readInteger(s, 'seconds', { min: 1, max: 86_400 });
+      const r = await ctx.services.units.transaction((tx) => extendLock(tx, ctx.caller, taskId, seconds));
+      return response(ctx.req, r.message, { lockedUntil: formatDateTime(r.row.locked_until!, ctx.caller.timeZone) });
+    },
+  },
+];

@@ -1,0 +1,56 @@
+/**
+ * The application's state, built once by createApp and handed to the HTTP surfaces: the store,
+ * the clock, the change notifier and every cache and batcher that lives as long as the app. No
+ * module keeps mutable state of its own; a cache that must drop entries when something changes
+ * subscribes to the notifier.
+ */
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { Store } from './db/store.js';
+import type { Database } from './db/types.js';
+import { Units } from './db/tx.js';
+import type { Clock } from './lib/clock.js';
+import { ChangeNotifier } from './lib/notifier.js';
+import { MateAuth } from './auth/service.js';
+import { MateContact } from './accounts/contact.js';
+import { ProcessCache } from './processes/cache.js';
+import { TaskBatchers } from './tasks/batching.js';
+
+export interface Services {
+  readonly config: Config;
+  readonly store: Store;
+  readonly db: Kysely<Database>;
+  readonly clock: Clock;
+  readonly notifier: ChangeNotifier;
+  /** transactions and autocommitted work that publish their changes after commit */
+  readonly units: Units;
+  /** Mate sign-in: signing keys, revocation state, throttle, password-hashing slots */
+  readonly auth: MateAuth;
+  readonly processes: ProcessCache;
+  readonly batchers: TaskBatchers;
+  readonly mateContact: MateContact;
+  close(): void;
+}
+
+export async function createServices(config: Config, store: Store, clock: Clock): Promise<Services> {
+  const notifier = new ChangeNotifier();
+  const units = new Units(store.db, notifier);
+  const auth = await MateAuth.create(config, store, clock, notifier);
+  const processes = new ProcessCache(store.db, notifier);
+  return {
+    config,
+    store,
+    db: store.db,
+    clock,
+    notifier,
+    units,
+    auth,
+    processes,
+    batchers: new TaskBatchers(units),
+    mateContact: new MateContact(store.db),
+    close() {
+      auth.close();
+      processes.close();
+    },
+  };
+}

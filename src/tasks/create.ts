@@ -1,0 +1,222 @@
+/**
+ * Creating tasks (docs/product.md §5.1): validate the values first (400s before any state is
+ * looked at), then check unique keys, then write through the funnel. Creates of one request are
+ * all or nothing.
+ */
+import { sql } from 'kysely';
+import type { Tx } from '../db/tx.js';
+import { Refusal, problemsRefusal, type FieldProblem } from '../lib/errors.js';
+import { callerMateId, type Caller } from '../lib/caller.js';
+import { validateTaskData } from '../processes/task-data.js';
+import type { ProcessDef } from '../processes/store.js';
+import { openOrResumeRun } from '../runs/store.js';
+import { closedReason } from './gate.js';
+import { applyChanges, drawTaskIds, type TaskChange } from './funnel.js';
+import { transition, type Queue } from './state-machine.js';
+import { findUniqueKeyOwners, type TaskRow } from './store.js';
+
+/** A validated task about to be created, with its first comment. */
+export interface PreparedTask {
+  processId: number;
+  queue: Queue;
+  data: Record<string, unknown>;
+  uniqueKey: string | null;
+  activationDate: Date;
+  deadline: Date | null;
+  urgent: boolean;
+  comment: string | null;
+  missingRequired: string[];
+}
+
+/**
+ * Validates raw task data items against the process's fields (docs/product.md §3) and decides
+ * each task's first queue. `batch`: items are numbered in problems (CreateTasks). Refuses with
+ * every problem found.
+ */
+export function prepareTasks(caller: Caller, proc: ProcessDef, items: unknown[], batch: boolean): PreparedTask[] {
+  const problems: FieldProblem[] = [];
+  const prepared: PreparedTask[] = [];
+  const source = caller.actor.type === 'user' ? 'user' : 'mate';
+  items.forEach((item, index) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      problems.push({
+        ...(batch ? { index } : {}),
+        code: 'invalid_body',
+        message: batch ? `Item ${index} must be an object` : 'The body must be a JSON object',
+      });
+      return;
+    }
+    const r = validateTaskData({ fields: proc.fields, body: item as Record<string, unknown>, mode: 'create', timeZone: caller.timeZone });
+    if (!r.ok) {
+      for (const p of r.problems) problems.push(batch ? { ...p, index, message: `Item ${index}: ${p.message}` } : p);
+      return;
+    }
+    const { values, reserved, missingRequired, uniqueKey } = r;
+    const activationDate = reserved.activationDate ?? new Date(caller.now.getTime() + proc.defaultActivationOffsetSeconds * 1000);
+    let deadline: Date | null = null;
+    if (proc.deadlinesEnabled) {
+      deadline =
+        reserved.deadline ?? (proc.defaultDeadlineSeconds ? new Date(caller.now.getTime() + proc.defaultDeadlineSeconds * 1000) : null);
+    }
+    const t = transition('create', { source, requireApproval: proc.requireApproval, requiredMissing: missingRequired.length > 0 });
+    prepared.push({
+      processId: proc.id,
+      queue: t.to.queue as Queue,
+      data: values,
+      uniqueKey,
+      activationDate,
+      deadline,
+      urgent: reserved.urgent ?? false,
+      comment: reserved.comment ?? null,
+      missingRequired,
+    });
+  });
+  if (problems.length) throw problemsRefusal(problems);
+  return prepared;
+}
+
+/** Refuses a batch whose unique key values collide with each other or with open tasks. */
+async function checkUniqueKeys(tx: Tx, caller: Caller, proc: ProcessDef, tasks: PreparedTask[], batch: boolean): Promise<void> {
+  const seen = new Map<string, number>();
+  tasks.forEach((p, index) => {
+    const k = p.uniqueKey;
+    if (k === null) return;
+    if (seen.has(k))
+      throw new Refusal('duplicate_key', `Item ${index} has the same key as item ${seen.get(k)}: ${k}`, [], {
+        index,
+        existingTaskId: null,
+      });
+    seen.set(k, index);
+  });
+  const owners = await findUniqueKeyOwners(tx.db, caller.tenantId, proc.id, [...seen.keys()]);
+  for (const [k, index] of seen) {
+    const existing = owners.get(k);
+    if (existing !== undefined) {
+      throw new Refusal('duplicate_key', `${batch ? `Item ${index}: a` : 'A'} task with key ${k} already exists (task ${existing})`, [], {
+        existingTaskId: existing,
+        ...(batch ? { index } : {}),
+      });
+    }
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string })?.code === '23505';
+}
+
+/** The row a prepared task becomes, unlocked or locked for a Mate in a run. */
+function newRow(caller: Caller, id: number, p: PreparedTask, lock: { mateId: number; until: Date; runId: number } | null): TaskRow {
+  return {
+    tenant_id: caller.tenantId,
+    id,
+    process_id: p.processId,
+    queue: p.queue,
+    error: false,
+    reason: null,
+    data: p.data,
+    unique_key: p.uniqueKey,
+    activation_date: p.activationDate,
+    deadline: p.deadline,
+    urgent: p.urgent,
+    queue_position: p.activationDate,
+    retry_count: 0,
+    locked_by_mate_id: lock?.mateId ?? null,
+    locked_by_user_id: null,
+    locked_until: lock?.until ?? null,
+    expired_lock_mate_id: null,
+    run_id: lock?.runId ?? null,
+    created_at: caller.now,
+    updated_at: caller.now,
+    deleted_at: null,
+  };
+}
+
+function creations(caller: Caller, rows: TaskRow[], prepared: PreparedTask[], action: string, clearsFailure: boolean): TaskChange[] {
+  return rows.map((row, i) => ({
+    caller,
+    before: null,
+    after: row,
+    action,
+    comment: prepared[i].comment,
+    details: prepared[i].missingRequired.length ? { missingRequired: prepared[i].missingRequired } : null,
+    clearsFailure,
+  }));
+}
+
+/**
+ * Runs `write` inside a savepoint, so that a unique key taken by a concurrent create or update
+ * between our check and our write is answered as `duplicate_key` (`recheck` runs the check again
+ * and throws the refusal) and the caller's transaction stays usable.
+ */
+export async function guardedWrite(tx: Tx, write: () => Promise<void>, recheck: () => Promise<void>): Promise<void> {
+  await sql`SAVEPOINT create_tasks`.execute(tx.db);
+  try {
+    await write();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT create_tasks`.execute(tx.db);
+    await recheck();
+    throw err;
+  }
+  await sql`RELEASE SAVEPOINT create_tasks`.execute(tx.db);
+}
+
+/**
+ * Creates tasks all-or-nothing inside the caller's transaction (so that an idempotency record
+ * can commit with them). Returns the new rows in input order.
+ */
+export async function createTasks(tx: Tx, caller: Caller, proc: ProcessDef, prepared: PreparedTask[], batch: boolean): Promise<TaskRow[]> {
+  if (!proc.tasksEnabled) throw new Refusal('tasks_disabled', `Process ${proc.processKey} has no tasks`);
+  await checkUniqueKeys(tx, caller, proc, prepared, batch);
+  const ids = await drawTaskIds(tx, prepared.length);
+  const rows = prepared.map((p, i) => newRow(caller, ids[i], p, null));
+  await guardedWrite(
+    tx,
+    () => applyChanges(tx, creations(caller, rows, prepared, 'Created', false)),
+    () => checkUniqueKeys(tx, caller, proc, prepared, batch),
+  );
+  return rows;
+}
+
+/**
+ * CreateAndTakeTask (docs/mate-api.md §7.8): creates the task locked by the calling Mate, in the
+ * process's open run, in the caller's transaction. Only a task that would land in Ready is
+ * created; otherwise the refusal says why and nothing is written.
+ */
+export async function createAndTake(
+  tx: Tx,
+  caller: Caller,
+  proc: ProcessDef,
+  prepared: PreparedTask,
+): Promise<{ task: TaskRow; runId: number }> {
+  const closed = await closedReason(tx.db, proc, caller.now, caller.timeZone);
+  if (closed) throw new Refusal(closed.code, `${closed.message}; no task was created`);
+  if (prepared.queue === 'NeedsApproval') {
+    throw new Refusal('approval_required', `Tasks of process ${proc.processKey} need approval; no task was created`);
+  }
+  if (prepared.queue === 'NeedsData') {
+    const problems: FieldProblem[] = prepared.missingRequired.map((f) => ({
+      field: f,
+      code: 'required_field_missing',
+      message: `Required field ${f} is missing`,
+    }));
+    throw new Refusal('required_field_missing', `Required field ${prepared.missingRequired[0]} is missing; no task was created`, problems);
+  }
+  await checkUniqueKeys(tx, caller, proc, [prepared], false);
+  const mateId = callerMateId(caller)!;
+  const until = new Date(caller.now.getTime() + proc.lockTimeoutSeconds * 1000);
+  const [id] = await drawTaskIds(tx, 1);
+  let created: { task: TaskRow; runId: number } | null = null;
+  // the run is opened inside the guarded write: a create that loses a key race changes nothing
+  await guardedWrite(
+    tx,
+    async () => {
+      const runId = await openOrResumeRun(tx.db, caller.tenantId, proc.id, [mateId], caller.now, proc.runTimeoutSeconds);
+      const task = newRow(caller, id, prepared, { mateId, until, runId });
+      await applyChanges(tx, creations(caller, [task], [prepared], 'Created and taken', true));
+      created = { task, runId };
+    },
+    () => checkUniqueKeys(tx, caller, proc, [prepared], false),
+  );
+  return created!;
+}

@@ -1,0 +1,253 @@
+/**
+ * The one path for every task change (creates, takes, hand-backs, updates, lock recoveries,
+ * people's moves). Whatever the caller, a batch of changes is written by ONE statement: the task
+ * rows, and everything derived from the changes: history rows, comments, KPI events, run
+ * counters, Failure-state clears. New behaviour that follows task changes (counters, events)
+ * plugs in here, as one more derived write, never beside it.
+ *
+ * Every derived write reads the *change relation*, a relation with one row per changed task and
+ * these columns (the contract between the funnel and the derived writes):
+ *
+ *   tenant_id, task_id, process_id, at                  which task, when
+ *   actor_type, actor_id, actor_name, request_id        who (docs/product.md §8)
+ *   action                                              the history action ('Solved', 'Taken', …)
+ *   from_queue, from_error, queue, error                before → after (from_queue null: created)
+ *   reason, comment, retry_count, details (jsonb)       as the history row records them
+ *   kpi_outcome, kpi_entries, kpi_seconds               the KPI event, when the change logs one
+ *   run_id, mate_id                                     the run and Mate the KPI event counts for
+ *   clears_failure                                      a Mate acted on the process (docs/product.md §7)
+ *
+ * Changes whose new state is computed in code (applyChanges) pass it as arrays; the take, whose
+ * rows are picked by the database, builds the relation in SQL (take.ts). Both end in
+ * `derivedWrites`, and after commit the funnel publishes what changed to the in-process notifier.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import { PREPARED } from '../db/store.js';
+import type { Tx } from '../db/tx.js';
+import { callerMateId, type Caller } from '../lib/caller.js';
+import { historyFromChanges, commentsFromChanges } from '../history/store.js';
+import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
+import { runCountsFromChanges } from '../runs/store.js';
+import { failureClearFromChanges } from '../processes/store.js';
+import type { TaskRow } from './store.js';
+
+export interface KpiEntry {
+  outcome: KpiOutcomeName;
+  entries: number;
+  secondsSaved: number;
+}
+
+/** One change of one task. */
+export interface TaskChange {
+  caller: Caller;
+  /** the task as read (locked) before the change; null when the change creates it */
+  before: TaskRow | null;
+  /** the task's whole state afterwards; a created task's id is drawn beforehand (drawTaskIds) */
+  after: TaskRow;
+  /** the history action */
+  action: string;
+  /** appended as a comment and kept in the history row */
+  comment?: string | null;
+  details?: Record<string, unknown> | null;
+  /** the KPI event of a hand-back (counted for the run the task was taken in) */
+  kpi?: KpiEntry | null;
+  /** a Mate's action clears the process's Failure state (docs/product.md §7) */
+  clearsFailure?: boolean;
+}
+
+/**
+ * The writes derived from a change relation named `source`, as CTEs of one statement. The last
+ * one, `failures_cleared`, returns the processes whose Failure state was cleared.
+ */
+export function derivedWrites(source: string): [name: string, query: RawBuilder<unknown>][] {
+  return [
+    ['history', historyFromChanges(source)],
+    ['comments', commentsFromChanges(source)],
+    ['kpi_events', kpiEventsFromChanges(source)],
+    ['run_counts', runCountsFromChanges(source)],
+    ['failures_cleared', failureClearFromChanges(source)],
+  ];
+}
+
+export function withDerivedWrites(source: string): RawBuilder<unknown> {
+  return sql.join(
+    derivedWrites(source).map(([name, q]) => sql`${sql.raw(name)} AS (${q})`),
+    sql`,\n`,
+  );
+}
+
+/** Tells this server process what committed: the processes whose tasks changed, and cleared Failure states. */
+export function publishChanges(
+  tx: Tx,
+  changed: Iterable<{ tenantId: number; processId: number }>,
+  failuresCleared: { tenant_id: number; process_id: number }[],
+): void {
+  const byTenant = new Map<number, Set<number>>();
+  for (const c of changed) {
+    let s = byTenant.get(c.tenantId);
+    if (!s) byTenant.set(c.tenantId, (s = new Set()));
+    s.add(c.processId);
+  }
+  for (const [tenantId, ids] of byTenant) tx.publish({ kind: 'tasks', tenantId, processIds: [...ids] });
+  for (const f of failuresCleared) tx.publish({ kind: 'process', tenantId: f.tenant_id, processId: f.process_id });
+}
+
+// The columns passed as arrays, with their PostgreSQL types. jsonb travels as text.
+const INPUT_COLUMNS = [
+  ['is_new', 'boolean'],
+  ['tenant_id', 'bigint'],
+  ['task_id', 'bigint'],
+  ['process_id', 'bigint'],
+  ['queue', 'text'],
+  ['error', 'boolean'],
+  ['reason', 'text'],
+  ['data', 'text'],
+  ['data_changed', 'boolean'],
+  ['unique_key', 'text'],
+  ['unique_key_changed', 'boolean'],
+  ['activation_date', 'timestamptz'],
+  ['deadline', 'timestamptz'],
+  ['urgent', 'boolean'],
+  ['queue_position', 'timestamptz'],
+  ['retry_count', 'integer'],
+  ['locked_by_mate_id', 'bigint'],
+  ['locked_by_user_id', 'bigint'],
+  ['locked_until', 'timestamptz'],
+  ['expired_lock_mate_id', 'bigint'],
+  ['task_run_id', 'bigint'],
+  ['deleted_at', 'timestamptz'],
+  ['at', 'timestamptz'],
+  ['actor_type', 'text'],
+  ['actor_id', 'bigint'],
+  ['actor_name', 'text'],
+  ['request_id', 'text'],
+  ['action', 'text'],
+  ['from_queue', 'text'],
+  ['from_error', 'boolean'],
+  ['comment', 'text'],
+  ['details', 'text'],
+  ['kpi_outcome', 'text'],
+  ['kpi_entries', 'integer'],
+  ['kpi_seconds', 'bigint'],
+  ['run_id', 'bigint'],
+  ['mate_id', 'bigint'],
+  ['clears_failure', 'boolean'],
+] as const;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function inputRow(c: TaskChange): unknown[] {
+  const a = c.after;
+  const b = c.before;
+  const dataChanged = b === null || a.data !== b.data;
+  const uniqueKeyChanged = b === null || a.unique_key !== b.unique_key;
+  return [
+    b === null,
+    a.tenant_id,
+    a.id,
+    a.process_id,
+    a.queue,
+    a.error,
+    a.reason,
+    dataChanged ? JSON.stringify(a.data) : null,
+    dataChanged,
+    a.unique_key,
+    uniqueKeyChanged,
+    iso(a.activation_date),
+    iso(a.deadline),
+    a.urgent,
+    iso(a.queue_position),
+    a.retry_count,
+    a.locked_by_mate_id,
+    a.locked_by_user_id,
+    iso(a.locked_until),
+    a.expired_lock_mate_id,
+    a.run_id,
+    iso(a.deleted_at),
+    iso(c.caller.now),
+    c.caller.actor.type,
+    c.caller.actor.id,
+    c.caller.actor.name,
+    c.caller.requestId,
+    c.action,
+    b?.queue ?? null,
+    b?.error ?? false,
+    c.comment ?? null,
+    c.details ? JSON.stringify(c.details) : null,
+    c.kpi?.outcome ?? null,
+    c.kpi?.entries ?? null,
+    c.kpi?.secondsSaved ?? null,
+    c.kpi ? (b?.run_id ?? null) : null,
+    c.kpi ? callerMateId(c.caller) : null,
+    c.clearsFailure ?? false,
+  ];
+}
+
+// One statement text for every batch (only the arrays vary), so it is prepared once per connection.
+const APPLY = (() => {
+  const names = INPUT_COLUMNS.map(([n]) => n).join(', ');
+  const unnest = INPUT_COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ');
+  return sql.raw(`${PREPARED}
+  WITH v AS (SELECT * FROM unnest(${unnest}) AS v(${names})),
+  created AS (
+    INSERT INTO tasks (tenant_id, id, process_id, queue, error, reason, data, unique_key, activation_date, deadline, urgent, queue_position,
+      retry_count, locked_by_mate_id, locked_by_user_id, locked_until, expired_lock_mate_id, run_id, created_at, created_by_type, created_by_id, updated_at, deleted_at)
+    OVERRIDING SYSTEM VALUE
+    SELECT tenant_id, task_id, process_id, queue, error, reason, data::jsonb, unique_key, activation_date, deadline, urgent, queue_position,
+      retry_count, locked_by_mate_id, locked_by_user_id, locked_until, expired_lock_mate_id, task_run_id, at, actor_type, actor_id, at, deleted_at
+    FROM v WHERE is_new
+  ),
+  updated AS (
+    UPDATE tasks t SET queue = v.queue, error = v.error, reason = v.reason,
+      data = CASE WHEN v.data_changed THEN v.data::jsonb ELSE t.data END,
+      unique_key = CASE WHEN v.unique_key_changed THEN v.unique_key ELSE t.unique_key END,
+      activation_date = v.activation_date, deadline = v.deadline, urgent = v.urgent, queue_position = v.queue_position,
+      retry_count = v.retry_count, locked_by_mate_id = v.locked_by_mate_id, locked_by_user_id = v.locked_by_user_id,
+      locked_until = v.locked_until, expired_lock_mate_id = v.expired_lock_mate_id, run_id = v.task_run_id,
+      deleted_at = v.deleted_at, updated_at = v.at
+    FROM v WHERE NOT v.is_new AND t.tenant_id = v.tenant_id AND t.id = v.task_id
+  ),
+  changes AS (
+    SELECT tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, request_id, action, from_queue, from_error, queue, error,
+      reason, comment, retry_count, details::jsonb AS details, kpi_outcome, kpi_entries, kpi_seconds, run_id, mate_id, clears_failure
+    FROM v
+  ),`);
+})();
+
+/**
+ * Writes a batch of changes with one statement: task rows (inserted or updated) and every derived
+ * write. Each task may change at most once per batch. The caller holds the changed rows' locks
+ * (read FOR UPDATE) or, for creates, owns the new ids.
+ */
+export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const seen = new Set<string>();
+  for (const c of changes) {
+    const k = `${c.after.tenant_id}:${c.after.id}`;
+    if (seen.has(k)) throw new Error(`task ${c.after.id} changes twice in one batch`);
+    seen.add(k);
+  }
+  const rows = changes.map(inputRow);
+  const arrays = INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
+  const text = sql`${APPLY}
+  ${withDerivedWrites('changes')}
+  SELECT tenant_id, process_id FROM failures_cleared`;
+  const compiled = text.compile(tx.db);
+  // the statement's text has the arrays as $1…$n; Kysely's compile would number its own
+  // parameters, and this statement has none but the arrays
+  const { rows: cleared } = await tx.db.executeQuery<{ tenant_id: number; process_id: number }>({ ...compiled, parameters: arrays });
+  publishChanges(
+    tx,
+    changes.map((c) => ({ tenantId: c.after.tenant_id, processId: c.after.process_id })),
+    cleared,
+  );
+}
+
+/** Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input order). */
+export async function drawTaskIds(tx: Tx, count: number): Promise<number[]> {
+  if (count === 0) return [];
+  const { rows } = await sql<{
+    id: number;
+  }>`SELECT nextval(pg_get_serial_sequence('tasks', 'id')) AS id FROM generate_series(1, ${count})`.execute(tx.db);
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}

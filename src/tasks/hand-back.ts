@@ -1,0 +1,140 @@
+/**
+ * Handing tasks back (docs/product.md §5.3): Solved, Manual, Error and Retry by the Mate that
+ * holds the lock. Any number of hand-backs are served by one transaction whose writes are one
+ * statement (the funnel); an item that is refused changes nothing.
+ */
+import type { Tx } from '../db/tx.js';
+import { Refusal, refused, type Outcome } from '../lib/errors.js';
+import { callerMateId, type Caller } from '../lib/caller.js';
+import { parseDateTimeInput } from '../lib/time.js';
+import { computeKpi, type KpiOverrides } from '../kpis/rules.js';
+import { applyChanges, type TaskChange } from './funnel.js';
+import { transition, type HandBackAction, type Queue } from './state-machine.js';
+import { selectTasksForUpdate, type LockedTaskRow } from './store.js';
+
+/** Retry may set an activation date at most this far ahead (docs/mate-api.md §7.11). */
+const MAX_ACTIVATION_AHEAD_MS = 366 * 24 * 3600 * 1000;
+
+export interface HandBackItem {
+  /** a Mate */
+  caller: Caller;
+  taskId: number;
+  action: HandBackAction;
+  reason: string | null;
+  comment: string | null;
+  overrides: KpiOverrides;
+  /** Retry only: the raw value sent; unreadable or > 366 days ahead → invalid_activation_date */
+  activationDate: unknown;
+}
+
+export interface HandedBack {
+  taskId: number;
+  queue: Queue;
+  error: boolean;
+  message: string;
+}
+
+const validId = (id: number) => id > 0 && Number.isSafeInteger(id);
+
+/**
+ * The task refusals of docs/mate-api.md §5 for a Mate acting on a task it must hold, in their
+ * precedence; null when the Mate holds a live lock on it.
+ */
+export function mateTaskRefusal(row: LockedTaskRow | undefined, caller: Caller, taskId: number): Refusal | null {
+  if (!row) return new Refusal('task_not_found', `Task ${taskId} was not found`);
+  if (row.queue === 'Solved') return new Refusal('task_solved', `Task ${taskId} is solved and read-only for Mates`);
+  const mateId = callerMateId(caller);
+  const heldByMe = row.locked_by_mate_id === mateId;
+  if ((heldByMe && row.locked_until !== null && row.locked_until <= caller.now) || (!heldByMe && row.expired_lock_mate_id === mateId)) {
+    return new Refusal('lock_expired', `Your lock on task ${taskId} expired`);
+  }
+  if (!heldByMe) return new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
+  return null;
+}
+
+/** Reads and locks one task for an operation on it (none when the id cannot exist). */
+export async function lockTask(tx: Tx, tenantId: number, taskId: number): Promise<LockedTaskRow | undefined> {
+  const rows = await selectTasksForUpdate(tx.db, tenantId, validId(taskId) ? [taskId] : []);
+  return rows.get(taskId);
+}
+
+const PAST_TENSE: Record<HandBackAction, string> = {
+  Solved: 'solved',
+  Manual: 'sent to Manual',
+  Error: 'sent to Manual as an Error',
+  Retry: 'sent back to Ready for a retry',
+};
+
+/**
+ * Hands back any number of tasks of one tenant in `tx` (a transaction), items in order; later
+ * items see the effect of earlier ones. Every change, history row, comment, KPI event and run
+ * count is written by one statement.
+ */
+export async function handBack(tx: Tx, items: HandBackItem[]): Promise<Outcome<HandedBack>[]> {
+  if (items.length === 0) return [];
+  const tenantId = items[0].caller.tenantId;
+  const rows = await selectTasksForUpdate(tx.db, tenantId, [...new Set(items.map((i) => i.taskId).filter(validId))]);
+  const changes = new Map<number, TaskChange>();
+  const results: Outcome<HandedBack>[] = [];
+  for (const item of items) {
+    const { caller } = item;
+    const row = rows.get(item.taskId);
+    const refusal = mateTaskRefusal(row, caller, item.taskId);
+    if (refusal || !row) {
+      results.push(refused(refusal!));
+      continue;
+    }
+    let queuePosition = caller.now;
+    let activationDate = row.activation_date;
+    if (item.action === 'Retry' && item.activationDate !== null && item.activationDate !== undefined && item.activationDate !== '') {
+      const at = typeof item.activationDate === 'string' ? parseDateTimeInput(item.activationDate, caller.timeZone) : null;
+      if (!at || at.getTime() > caller.now.getTime() + MAX_ACTIVATION_AHEAD_MS) {
+        results.push(
+          refused(
+            new Refusal(
+              'invalid_activation_date',
+              `activationDate ${JSON.stringify(item.activationDate)} is not a date within 366 days; task ${item.taskId} stays locked by you`,
+            ),
+          ),
+        );
+        continue;
+      }
+      activationDate = at < caller.now ? caller.now : at;
+      queuePosition = activationDate;
+    }
+    const t = transition(item.action, { retryAllowed: row.retry_allowed, retryCount: row.retry_count, maxRetries: row.max_retries });
+    const queue = t.to.queue as Queue;
+    const retryCount = row.retry_count + (t.to.retried ? 1 : 0);
+    const outcome = t.to.kpi!;
+    const before = { ...row };
+    const after: LockedTaskRow = {
+      ...row,
+      queue,
+      error: t.to.error,
+      reason: item.reason,
+      retry_count: retryCount,
+      activation_date: t.to.retried ? activationDate : row.activation_date,
+      queue_position: t.to.retried ? queuePosition : row.queue_position,
+      locked_by_mate_id: null,
+      locked_until: null,
+      run_id: null,
+      expired_lock_mate_id: null,
+    };
+    changes.set(row.id, {
+      caller,
+      before,
+      after,
+      action: item.action,
+      comment: item.comment,
+      details: t.to.note ? { note: t.to.note } : null,
+      kpi: { outcome, ...computeKpi(row.kpi, outcome, item.overrides) },
+      clearsFailure: true,
+    });
+    // later items in this batch see the new state
+    rows.set(row.id, after);
+    const message = t.to.note ? `Task ${row.id}: ${t.to.note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
+    results.push({ ok: true, value: { taskId: row.id, queue, error: t.to.error, message } });
+  }
+  await applyChanges(tx, [...changes.values()]);
+  return results;
+}

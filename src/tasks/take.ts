@@ -1,0 +1,157 @@
+/**
+ * Taking tasks (docs/product.md §5.2): TakeNext and TakeMany. Any number of concurrent take
+ * requests on one process are served by one statement that picks, locks, opens or resumes the
+ * run and writes everything the task funnel derives from a change (history and the rest).
+ */
+import { sql } from 'kysely';
+import { PREPARED } from '../db/store.js';
+import type { Tx, Units } from '../db/tx.js';
+import type { Caller } from '../lib/caller.js';
+import { clearFailure, type ProcessDef } from '../processes/store.js';
+import { closeIdleRun, closeOpenRun } from '../runs/store.js';
+import { closedReason, type DummyReason } from './gate.js';
+import { withDerivedWrites, publishChanges } from './funnel.js';
+import { transition } from './state-machine.js';
+import { compareTakeOrder, takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
+
+export interface TakeRequest {
+  /** a Mate (takes lock tasks for Mates only) */
+  caller: Caller;
+  count: number;
+}
+
+/** The tasks taken, or why there were none (the dummy task's reason, docs/mate-api.md §6.2). */
+export type TakeResult = { tasks: TaskRow[]; runId: number } | { empty: DummyReason; message: string };
+
+interface TakeSlot {
+  mateId: number;
+  mateName: string;
+  requestId: string | null;
+}
+
+/**
+ * Takes up to one task per slot in ONE statement: picks free Ready tasks in take order with
+ * FOR UPDATE SKIP LOCKED (concurrent takers never wait for or get the same row; the ORDER BY is
+ * exactly tasks_take_idx / tasks_take_deadline_idx), opens or resumes the process's run and adds
+ * the takers to it, locks each task for its slot's Mate, and writes the funnel's derived rows
+ * (history). Slot i gets the i-th task picked. Returns the locked rows with their slot
+ * (1-based); none when nothing was free (then no run is opened).
+ */
+export async function takeTasks(
+  tx: Tx,
+  proc: Pick<ProcessDef, 'tenantId' | 'id' | 'deadlinesEnabled'>,
+  now: Date,
+  until: Date,
+  slots: TakeSlot[],
+): Promise<(TaskRow & { slot: number })[]> {
+  const { tenantId, id: processId } = proc;
+  const { rows } = await sql<TaskRow & { slot: number }>`${sql.raw(PREPARED)}
+    WITH picked AS (
+      SELECT id FROM tasks
+      WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
+        AND deleted_at IS NULL AND activation_date <= ${now}
+      ORDER BY ${takeOrder(proc.deadlinesEnabled)}
+      LIMIT ${slots.length}
+      FOR UPDATE SKIP LOCKED
+    ),
+    numbered AS (SELECT id, row_number() OVER () AS rn FROM picked),
+    slots AS (
+      SELECT * FROM unnest(${slots.map((s) => s.mateId)}::bigint[], ${slots.map((s) => s.mateName)}::text[], ${slots.map((s) => s.requestId)}::text[])
+        WITH ORDINALITY AS s(mate_id, mate_name, request_id, rn)
+    ),
+    run AS (
+      INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
+      SELECT ${tenantId}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
+      WHERE EXISTS (SELECT 1 FROM picked)
+      ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
+      DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
+        mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m)
+      RETURNING id
+    ),
+    locked AS (
+      UPDATE tasks t SET locked_by_mate_id = s.mate_id, locked_until = ${until}, run_id = (SELECT id FROM run),
+        expired_lock_mate_id = NULL, updated_at = ${now}
+      FROM numbered n JOIN slots s ON s.rn = n.rn
+      WHERE t.tenant_id = ${tenantId} AND t.id = n.id
+      RETURNING ${taskColumns('t')}, s.rn AS slot, s.mate_name, s.request_id
+    ),
+    changes AS (
+      SELECT l.tenant_id, l.id AS task_id, l.process_id, ${now}::timestamptz AS at, 'mate'::text AS actor_type, l.locked_by_mate_id AS actor_id,
+        l.mate_name AS actor_name, l.request_id, 'Taken'::text AS action, 'Ready'::text AS from_queue, false AS from_error, l.queue, l.error,
+        NULL::text AS reason, NULL::text AS comment, l.retry_count,
+        jsonb_build_object('runId', l.run_id, 'lockedUntil', ${until.toISOString()}::text) AS details,
+        NULL::text AS kpi_outcome, NULL::integer AS kpi_entries, NULL::bigint AS kpi_seconds, NULL::bigint AS run_id, NULL::bigint AS mate_id,
+        false AS clears_failure
+      FROM locked l
+    ),
+    ${withDerivedWrites('changes')}
+    SELECT ${sql.raw(TASK_ROW_COLUMNS.join(', '))}, slot FROM locked`.execute(tx.db);
+  return rows.map((r) => ({ ...r, slot: Number(r.slot) }));
+}
+
+/**
+ * Take requests of one server process. Concurrent requests on one process are combined by the
+ * batchers (batching.ts) and served here together.
+ */
+export class Takes {
+  /**
+   * When this server process last resumed each process's run (tenant:process → ms). An open run
+   * idle past runTimeoutSeconds ends before a take starts a new one; when this process itself
+   * resumed the run within that time, no open run can be idle that long (there is one open run
+   * at most), and the statement that would close it is saved (bench: one statement of three).
+   */
+  private readonly runsTouched = new Map<string, number>();
+
+  constructor(private readonly units: Units) {}
+
+  /**
+   * Serves take requests on one process, in order; each caller's tasks come back in take order.
+   * Each statement commits on its own: a take is one statement, and the run-closing statements
+   * around it are idempotent.
+   */
+  forCallers(proc: ProcessDef, requests: TakeRequest[]): Promise<TakeResult[]> {
+    return this.units.autocommit(async (tx) => {
+      const { now, timeZone } = requests[0].caller;
+      // any Mate call on the process clears its Failure state (docs/mate-api.md §7)
+      if (proc.failureAt) await clearFailure(tx, proc.tenantId, proc.id);
+      const closed = await closedReason(tx.db, proc, now, timeZone);
+      if (closed) return requests.map(() => ({ empty: closed.code, message: closed.message }));
+      const key = `${proc.tenantId}:${proc.id}`;
+      const last = this.runsTouched.get(key);
+      if (last === undefined || now.getTime() - last >= proc.runTimeoutSeconds * 1000) {
+        await closeIdleRun(tx.db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
+      }
+      transition('take', {});
+      const slots: TakeSlot[] = requests.flatMap((r) =>
+        Array.from({ length: r.count }, () => ({
+          mateId: r.caller.actor.id!,
+          mateName: r.caller.actor.name,
+          requestId: r.caller.requestId,
+        })),
+      );
+      const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
+      const rows = await takeTasks(tx, proc, now, until, slots);
+      if (rows.length) {
+        this.runsTouched.set(key, now.getTime());
+        publishChanges(tx, [{ tenantId: proc.tenantId, processId: proc.id }], []);
+      }
+      const bySlot = new Map(rows.map((r) => [r.slot, r]));
+      const order = compareTakeOrder(proc.deadlinesEnabled);
+      let slot = 0;
+      const results: TakeResult[] = requests.map((r) => {
+        const mine: TaskRow[] = [];
+        for (let i = 0; i < r.count; i++) {
+          const row = bySlot.get(++slot);
+          if (row) mine.push(row);
+        }
+        return mine.length
+          ? { tasks: mine.sort(order), runId: mine[0].run_id! }
+          : { empty: 'queue_empty' as const, message: 'No task is ready' };
+      });
+      // a caller left without a task: the queue is empty, so the run closes (as it would had the
+      // callers come one by one)
+      if (results.some((r) => 'empty' in r)) await closeOpenRun(tx.db, proc.tenantId, proc.id, now, 'emptyQueue');
+      return results;
+    });
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * UpdateTask (docs/mate-api.md §7.9) and ExtendLock (§7.14) by a Mate: one task, one
+ * transaction, written through the funnel.
+ */
+import type { Tx } from '../db/tx.js';
+import { Refusal, problemsRefusal } from '../lib/errors.js';
+import { callerMateId, type Caller } from '../lib/caller.js';
+import { validateTaskData } from '../processes/task-data.js';
+import type { ProcessDef } from '../processes/store.js';
+import { applyChanges } from './funnel.js';
+import { guardedWrite } from './create.js';
+import { lockTask, mateTaskRefusal } from './hand-back.js';
+import { transition, type Queue } from './state-machine.js';
+import { findUniqueKeyOwners, type TaskRow } from './store.js';
+
+/**
+ * Sets field values and appends a comment on a task the Mate holds (its lock is extended), or on
+ * a Manual or NeedsData task nobody holds; a NeedsData task whose required fields are now all
+ * filled moves to Ready (docs/product.md §3).
+ */
+export async function updateTask(
+  tx: Tx,
+  caller: Caller,
+  taskId: number,
+  body: Record<string, unknown>,
+  loadProcess: (processId: number) => Promise<ProcessDef>,
+): Promise<{ message: string; row: TaskRow }> {
+  const row = await lockTask(tx, caller.tenantId, taskId);
+  const refusal = mateTaskRefusal(row, caller, taskId);
+  const heldByMe = row !== undefined && row.locked_by_mate_id === callerMateId(caller);
+  const freeEditable = row && row.locked_until === null && (row.queue === 'Manual' || row.queue === 'NeedsData');
+  if (!row || (refusal && refusal.code !== 'task_not_locked_by_you')) throw refusal!;
+  if (!heldByMe && !freeEditable) throw new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
+  const proc = await loadProcess(row.process_id);
+  const r = validateTaskData({ fields: proc.fields, body, mode: 'update', timeZone: caller.timeZone, current: row.data });
+  if (!r.ok) throw problemsRefusal(r.problems);
+  const data = { ...row.data, ...r.values };
+  for (const [k, v] of Object.entries(r.values)) if (v === null) delete data[k];
+  const uniqueKey = r.uniqueKey;
+  // a unique key value used by another task not Solved is refused (docs/product.md §3)
+  const refuseDuplicateKey = async () => {
+    if (uniqueKey === null || uniqueKey === row.unique_key) return;
+    const owner = (await findUniqueKeyOwners(tx.db, caller.tenantId, proc.id, [uniqueKey])).get(uniqueKey);
+    if (owner !== undefined && owner !== row.id) {
+      throw new Refusal('duplicate_key', `A task with key ${uniqueKey} already exists (task ${owner})`, [], { existingTaskId: owner });
+    }
+  };
+  await refuseDuplicateKey();
+  const t = transition('update', { requiredMissing: row.queue === 'NeedsData' ? r.missingRequired.length > 0 : undefined });
+  const queue = t.to.queue === 'unchanged' ? row.queue : (t.to.queue as Queue);
+  const lockedUntil = heldByMe
+    ? new Date(Math.max(row.locked_until!.getTime(), caller.now.getTime() + proc.lockTimeoutSeconds * 1000))
+    : row.locked_until;
+  const after: TaskRow = { ...row, queue, data, unique_key: uniqueKey, locked_until: lockedUntil };
+  const change = {
+    caller,
+    before: row,
+    after,
+    action: 'Updated',
+    comment: r.reserved.comment ?? null,
+    details: { fields: Object.keys(r.values) },
+    clearsFailure: true,
+  };
+  await guardedWrite(tx, () => applyChanges(tx, [change]), refuseDuplicateKey);
+  const moved = queue !== row.queue ? `; it moved to ${queue}` : '';
+  return { message: `Task ${taskId} updated${moved}`, row: after };
+}
+
+/** Sets the Mate's lease to max(current, now + seconds); seconds default to the process's lock timeout. */
+export async function extendLock(
+  tx: Tx,
+  caller: Caller,
+  taskId: number,
+  seconds: number | null,
+): Promise<{ message: string; row: TaskRow }> {
+  const row = await lockTask(tx, caller.tenantId, taskId);
+  const refusal = mateTaskRefusal(row, caller, taskId);
+  if (refusal || !row) throw refusal!;
+  transition('extendLock', {});
+  const lease = (seconds ?? row.lock_timeout_seconds) * 1000;
+  const lockedUntil = new Date(Math.max(row.locked_until!.getTime(), caller.now.getTime() + lease));
+  const after: TaskRow = { ...row, locked_until: lockedUntil };
+  await applyChanges(tx, [
+    { caller, before: row, after, action: 'Lock extended', details: { lockedUntil: lockedUntil.toISOString() }, clearsFailure: true },
+  ]);
+  return { message: `Lock on task ${taskId} extended`, row: after };
+}
