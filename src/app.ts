@@ -12,7 +12,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createServices, type Services } from './services.js';
 import { requestIdFor } from './http/request-id.js';
 import { securityHeaders } from './http/security-headers.js';
-import { tokenRoutes } from './auth/routes.js';
+import { tokenRoutes } from './mate-api/routes/token.js';
 import { mateApi } from './mate-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
 

@@ -7,7 +7,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { setMateDisabled } from '../src/accounts/service.js';
 import { authenticateAuthorization } from '../src/auth/authenticate.js';
 import { OverloadedError, Semaphore } from '../src/auth/semaphore.js';
-import { parseForm } from '../src/auth/routes.js';
+import { parseForm } from '../src/mate-api/routes/token.js';
 import { createMate } from '../src/accounts/service.js';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, seedUser, type SeededTenant } from './helpers/seed.js';

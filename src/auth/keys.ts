@@ -10,13 +10,22 @@
  */
 import fs from 'node:fs';
 import { sql, type Kysely } from 'kysely';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type CryptoKey,
+  type JWK,
+  type JWTHeaderParameters,
+  type JWTPayload,
+} from 'jose';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { inTransaction, type Tx } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
-import type { VerifiedToken } from './tokens.js';
 
 /** Access tokens live one hour (mate-api §2: `exp = iat + 3600`). */
 export const TOKEN_LIFETIME_SECONDS = 3600;
@@ -34,6 +43,12 @@ const SIGNING_KEYS_LOCK = 720_451_996;
 
 /** How long after retirement a key still verifies: a token lifetime, plus refresh lag and leeway. */
 export const RETIRED_KEY_GRACE_SECONDS = TOKEN_LIFETIME_SECONDS + KEY_REFRESH_SECONDS + CLOCK_LEEWAY_SECONDS;
+
+/** A token whose signature, `typ`, `aud`, `iss` and `exp` checked out (tokens.ts), as the key ring caches it. */
+export interface VerifiedToken {
+  header: JWTHeaderParameters;
+  claims: JWTPayload;
+}
 
 export type SigningAlg = 'EdDSA' | 'HS256';
 type KeyMaterial = CryptoKey | Uint8Array;

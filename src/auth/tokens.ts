@@ -3,11 +3,11 @@
  * kid with only the algorithms of known keys (never `none`).
  */
 import crypto from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTHeaderParameters } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { Refusal } from '../lib/errors.js';
-import { CLOCK_LEEWAY_SECONDS, TOKEN_LIFETIME_SECONDS, type KeyRing } from './keys.js';
+import { CLOCK_LEEWAY_SECONDS, TOKEN_LIFETIME_SECONDS, type KeyRing, type VerifiedToken } from './keys.js';
 
-export { TOKEN_LIFETIME_SECONDS, CLOCK_LEEWAY_SECONDS } from './keys.js';
+export { TOKEN_LIFETIME_SECONDS, CLOCK_LEEWAY_SECONDS, type VerifiedToken } from './keys.js';
 
 export const MATE_AUDIENCE = 'apimate';
 export const MATE_SCOPE = 'apimate';
@@ -62,11 +62,6 @@ export async function issueMateToken(keys: KeyRing, input: MateTokenInput): Prom
     sv: input.secretVersion,
   };
   return { token: await signClaims(keys, claims as unknown as JWTPayload), claims };
-}
-
-export interface VerifiedToken {
-  header: JWTHeaderParameters;
-  claims: JWTPayload;
 }
 
 // Signature checks cost ~0.2 ms each (EdDSA through WebCrypto) and a Mate reuses its token for an

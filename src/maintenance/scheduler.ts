@@ -2,7 +2,6 @@
  * Background jobs, one file each, run by every server process and coordinated through the
  * database (SKIP LOCKED and idempotent statements), so any number of processes may run them.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { Units } from '../db/tx.js';
@@ -18,6 +17,12 @@ export interface MaintenanceDeps {
   units: Units;
   clock: Clock;
   throttle: SignInThrottle;
+}
+
+/** What the jobs log through: any pino-style logger (the app passes Fastify's), so this layer needs no HTTP import. */
+export interface MaintenanceLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 // Batches of 500 keep each recovery transaction short; the sweep loops until nothing is due.
@@ -40,7 +45,7 @@ export async function sweepOnce(
 }
 
 /** Runs the jobs every interval; returns the function that stops them (awaiting a sweep in progress). */
-export function startMaintenance(deps: MaintenanceDeps, intervalSeconds: number, log: FastifyBaseLogger): () => Promise<void> {
+export function startMaintenance(deps: MaintenanceDeps, intervalSeconds: number, log: MaintenanceLog): () => Promise<void> {
   let running: Promise<unknown> | null = null;
   const timer = setInterval(() => {
     if (running) return; // a slow sweep is never overlapped by the next one

@@ -7,12 +7,12 @@
  * wrong secret (one query either way, constant-time comparison).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { verifyDummy, verifyPassword } from '../accounts/passwords.js';
-import { constantTimeEqual, sha256 } from '../lib/secrets.js';
-import { OverloadedError } from './semaphore.js';
-import { isStoreUnavailable } from '../db/store.js';
-import { findClient, findMateByUsername } from './store.js';
-import { issueMateToken, MATE_SCOPE, TOKEN_LIFETIME_SECONDS } from './tokens.js';
+import { verifyDummy, verifyPassword } from '../../accounts/passwords.js';
+import { constantTimeEqual, sha256 } from '../../lib/secrets.js';
+import { OverloadedError } from '../../auth/semaphore.js';
+import { isStoreUnavailable } from '../../db/store.js';
+import { findClient, findMateByUsername } from '../../auth/store.js';
+import { issueMateToken, MATE_SCOPE, TOKEN_LIFETIME_SECONDS } from '../../auth/tokens.js';
 
 /** A token request is a few hundred bytes; 16 KiB leaves room and bounds hashing of long passwords. */
 const FORM_BODY_LIMIT = 16 * 1024;
