@@ -1,5 +1,5 @@
 /**
- * Authenticating Mates (mate-api §2, §5; checklist C21): expiry, revocation by password change,
+ * Authenticating Mates (docs/mate-api.md §2, docs/mate-api.md §5; checklist C21): expiry, revocation by password change,
  * disabling and API-secret rotation, tenants, forged and foreign tokens, cached state.
  */
 import { test, before, after } from 'node:test';
@@ -95,7 +95,7 @@ test('a Mate token gives the caller context; the Mate API reads it from the Auth
   assert.equal((await auth(await tokenFor({ username: m.username, password: m.password }))).mateName, `Bot ${m.username}`);
 });
 
-test('C21: no token, a malformed header or token → invalid_token with the §5 challenges', async () => {
+test('C21: no token, a malformed header or token → invalid_token with the challenges of docs/mate-api.md §5', async () => {
   // a token in the query is never read (docs/mate-api.md §3)
   const none = await t.app.inject({ method: 'GET', url: `/api/OkToRun/none?access_token=${await tokenFor()}` });
   assert.equal(none.statusCode, 401);

@@ -1,4 +1,4 @@
-/** Token signing keys (mate-api §2): generated Ed25519 in the store, rotation, key file, HS256. */
+/** Token signing keys (docs/mate-api.md §2): generated Ed25519 in the store, rotation, key file, HS256. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';

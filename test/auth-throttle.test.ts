@@ -1,4 +1,4 @@
-/** Sign-in throttling (mate-api §2): per username (within a tenant) and per address, in the store. */
+/** Sign-in throttling (docs/mate-api.md §2): per username (within a tenant) and per address, in the store. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';

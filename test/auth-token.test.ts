@@ -1,4 +1,4 @@
-/** POST /connect/token (mate-api §2; checklist C1, C2, C8, C13): answers, errors, check order. */
+/** POST /connect/token (docs/mate-api.md §2; checklist C1, C2, C8, C13): answers, errors, check order. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
@@ -92,7 +92,7 @@ test('C1: a Mate signs in with the Python client form → exactly four keys, int
   assert.equal(res.headers['www-authenticate'], undefined);
 });
 
-test('C2/C13: the token decodes unverified to the claims of mate-api §2', async () => {
+test('C2/C13: the token decodes unverified to the claims of docs/mate-api.md §2', async () => {
   const res = await post(good());
   const jwt: string = res.json().access_token;
   const segments = jwt.split('.');

@@ -1,5 +1,5 @@
 /**
- * Bad input on the Mate API (mate-api §3, §5): every fault answered with its status and code, in
+ * Bad input on the Mate API (docs/mate-api.md §3, docs/mate-api.md §5): every fault answered with its status and code, in
  * the endpoint's normal shape, and changing nothing in the database.
  */
 import { test, before, after } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Contract tests for every client (mate-api §9 C19-C21): path spelling, tenant isolation, tokens.
+ * Contract tests for every client (docs/mate-api.md §9 C19-C21): path spelling, tenant isolation, tokens.
  * Requests carry what all three clients send alike: `Authorization: Bearer …` and, on POSTs,
  * `Content-Type: application/json`.
  */

@@ -1,5 +1,5 @@
 /**
- * Contract tests: the official .NET client and the .NET templates (mate-api §9 C9-C15).
+ * Contract tests: the official .NET client and the .NET templates (docs/mate-api.md §9 C9-C15).
  *
  * What the client does (anymate/AnymateDotnetSDK: Anymate/AnymateService.cs, Anymate/Models/*.cs,
  * Anymate/Helpers/TokenValidator.cs):

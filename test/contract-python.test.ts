@@ -1,5 +1,5 @@
 /**
- * Contract tests: the official Python client (mate-api §9 C1-C8).
+ * Contract tests: the official Python client (docs/mate-api.md §9 C1-C8).
  *
  * What the client does (anymate/AnymatePythonSDK: anymate/__init__.py, anymate/models.py):
  * - token: requests.post(f'{auth_uri}/connect/token', data={client_id, client_secret, grant_type,
@@ -15,7 +15,7 @@
  *   AnymateRunResponse(processKey: str, runId: int); take_next, create_and_take_task and get_rules
  *   return the dict as is, and workers loop while task['taskId'] > 0.
  * TakeMany, Return and the *Async endpoints are not in the stored client version; they follow
- * mate-api §7.6, §7.12, §7.13 and models.py's AnymateReturnTaskAction.
+ * docs/mate-api.md §7.6, docs/mate-api.md §7.12, docs/mate-api.md §7.13 and models.py's AnymateReturnTaskAction.
  */
 import { readTask } from './helpers/rows.js';
 import { test, before, after } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Contract tests: the official UiPath activities (mate-api §9 C16-C18).
+ * Contract tests: the official UiPath activities (docs/mate-api.md §9 C16-C18).
  *
  * What the activities do (anymate/AnymateUiPathSDK: Anymate.UiPath/AnymateClient.cs and
  * Utilities/AnymateClient.cs, Tasks/*.cs, Rules/GetRules.cs, Runs/*.cs, Helpers/*.cs, Models/*.cs):

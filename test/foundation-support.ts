@@ -135,7 +135,7 @@ export async function deadPid(): Promise<number> {
   return pid;
 }
 
-/** The tables of the domain (product.md), all created by the migrations. */
+/** The tables of the domain (docs/product.md), all created by the migrations. */
 export const EXPECTED_TABLES: readonly string[] = [
   'audit_log',
   'idempotency_keys',

@@ -1,4 +1,4 @@
-/** Idempotency-Key on CreateTask, CreateTasks and CreateAndTakeTask (mate-api §8, product §5.1). */
+/** Idempotency-Key on CreateTask, CreateTasks and CreateAndTakeTask (docs/mate-api.md §8, docs/product.md §5.1). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sweepOnce } from '../src/maintenance/scheduler.js';
@@ -267,7 +267,7 @@ test('CreateAndTakeTask: the task object is replayed as first answered; the task
   const state = await snapshot(t.store.db);
   const again = await post(mate, '/api/CreateAndTakeTask/PK', { coreSystemKey: 'take me', numberField: 3 }, k);
   replayed(first, again);
-  assert.deepEqual(Object.keys(again.body), Object.keys(first.body), 'the keys in task object order (mate-api §6.1)');
+  assert.deepEqual(Object.keys(again.body), Object.keys(first.body), 'the keys in task object order (docs/mate-api.md §6.1)');
   assert.deepEqual(await snapshot(t.store.db), state);
   const { rows } = await sql<any>`SELECT locked_by_mate_id, run_id FROM tasks WHERE id = ${first.body.taskId}`.execute(t.store.db);
   assert.deepEqual(rows[0], { locked_by_mate_id: tenant.mateId, run_id: first.body.runId });

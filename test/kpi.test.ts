@@ -1,4 +1,4 @@
-/** The four KPI rules of product §6, each with numbers, through real hand-backs. */
+/** The four KPI rules of docs/product.md §6, each with numbers, through real hand-backs. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';

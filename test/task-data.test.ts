@@ -19,7 +19,7 @@ function field(name: string, type: TaskField['type'], more: Partial<TaskField> =
   return { name, type, required: false, isKey: false, isUnique: false, options: [], defaultValue: null, ...more };
 }
 
-/** Process PK of the compatibility checklist (mate-api §9). */
+/** Process PK of the compatibility checklist (docs/mate-api.md §9). */
 const PK: TaskField[] = [field('coreSystemKey', 'text'), field('numberField', 'number'), field('flag', 'boolean')];
 
 const ALL: TaskField[] = [

@@ -51,7 +51,7 @@ export async function authenticateAuthorization(auth: MateAuth, authorization: s
 }
 
 /**
- * The WWW-Authenticate value for an authentication error (mate-api §5), or null for other
+ * The WWW-Authenticate value for an authentication error (docs/mate-api.md §5), or null for other
  * codes. `hadAuthorizationHeader`: without one, the invalid_token challenge carries no `error`
  * (RFC 6750 §3.1).
  */

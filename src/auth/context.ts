@@ -2,7 +2,7 @@
 export interface MateContext {
   tenantId: number;
   clientId: string;
-  /** The tenant's IANA time zone (product §4). */
+  /** The tenant's IANA time zone (docs/product.md §4). */
   timeZone: string;
   mateId: number;
   /** The Mate's display name (its username when none was given). */

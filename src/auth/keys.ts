@@ -1,5 +1,5 @@
 /**
- * Access-token signing keys (mate-api §2).
+ * Access-token signing keys (docs/mate-api.md §2).
  *
  * Default: an Ed25519 key pair generated at first start and kept in `signing_keys`, shared by
  * every server process on the store. `tokenKeyFile` (PEM PKCS#8 Ed25519) or `tokenSecret` (HS256)
@@ -27,7 +27,7 @@ import { inTransaction, type Tx } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
 
-/** Access tokens live one hour (mate-api §2: `exp = iat + 3600`). */
+/** Access tokens live one hour (docs/mate-api.md §2: `exp = iat + 3600`). */
 export const TOKEN_LIFETIME_SECONDS = 3600;
 /** Clock skew tolerated on `exp` between this server and the one that issued the token. */
 export const CLOCK_LEEWAY_SECONDS = 30;

@@ -1,5 +1,5 @@
 /**
- * Sign-in throttling (mate-api §2), kept in the store so that it holds across server processes.
+ * Sign-in throttling (docs/mate-api.md §2), kept in the store so that it holds across server processes.
  *
  * Each subject (a tenant's username, or a client address) has a fixed window that starts at its
  * first failure. Once it holds `max` failures, further tries are refused with 429 until the window

@@ -1,5 +1,5 @@
 /**
- * Mate access tokens (mate-api §2): compact JWS, signed by the KeyRing's active key, verified by
+ * Mate access tokens (docs/mate-api.md §2): compact JWS, signed by the KeyRing's active key, verified by
  * kid with only the algorithms of known keys (never `none`).
  */
 import crypto from 'node:crypto';
@@ -45,7 +45,7 @@ export async function signClaims(keys: KeyRing, claims: JWTPayload): Promise<str
   return new SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: 'JWT', kid: key.kid }).sign(key.signKey!);
 }
 
-/** Issues a Mate's access token with exactly the claims of mate-api §2. */
+/** Issues a Mate's access token with exactly the claims of docs/mate-api.md §2. */
 export async function issueMateToken(keys: KeyRing, input: MateTokenInput): Promise<{ token: string; claims: MateTokenClaims }> {
   const iat = Math.floor(input.now.getTime() / 1000);
   const claims: MateTokenClaims = {

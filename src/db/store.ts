@@ -108,7 +108,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
-      // Fail a request fast rather than queue behind a database that is down (mate-api §5: 503).
+      // Fail a request fast rather than queue behind a database that is down (docs/mate-api.md §5: 503).
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30000,
     });

@@ -1,4 +1,4 @@
-/** The four KPI rules of product §6: entries and seconds saved logged for a hand-back or a run. */
+/** The four KPI rules of docs/product.md §6: entries and seconds saved logged for a hand-back or a run. */
 import type { KpiSettings } from '../db/types.js';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/types.js';

@@ -1,5 +1,5 @@
 /**
- * Request bodies: decoding (mate-api §3 "encoding") and strict JSON (§3 "JSON", "key case").
+ * Request bodies: decoding (docs/mate-api.md §3 "encoding") and strict JSON (docs/mate-api.md §3 "JSON", "key case").
  *
  * parseJsonStrict runs one hand-written, non-recursive validating scan over the text (syntax with
  * positions, duplicate keys ignoring case, nesting depth) and then builds the value with the
@@ -13,7 +13,7 @@ import { AppError } from './errors.js';
 /** Deeper nesting is refused: no robot sends it, and recursive consumers would overflow the stack. */
 export const MAX_JSON_DEPTH = 1000;
 
-/** A body that is not acceptable JSON: the code is `invalid_body` (mate-api §5). */
+/** A body that is not acceptable JSON: the code is `invalid_body` (docs/mate-api.md §5). */
 export class JsonBodyError extends AppError {
   constructor(
     message: string,

@@ -1,5 +1,5 @@
 /**
- * Dates and date-times in the tenant time zone (product §4, mate-api §3 "dates" and §4 "values").
+ * Dates and date-times in the tenant time zone (docs/product.md §4, docs/mate-api.md §3 "dates" and docs/mate-api.md §4 "values").
  *
  * Only Intl is used (no time-zone package). Intl.DateTimeFormat#formatToParts costs ~4 µs here, and
  * a CreateTasks batch of 10,000 items with two dates each would spend ~0.3 s on it, so the UTC offset
@@ -132,7 +132,7 @@ function wallMs(year: number, month: number, day: number, hour: number, minute: 
 /**
  * The instant of a wall-clock reading in a zone. A reading in a DST gap moves forward by the gap
  * (02:30 on a spring-forward night reads as 03:30); an ambiguous one takes the earlier offset, i.e.
- * the earlier instant (mate-api §3).
+ * the earlier instant (docs/mate-api.md §3).
  */
 function localToUtc(z: Zone, wall: number): number {
   if (z.utc) return wall;
@@ -200,7 +200,7 @@ function read(value: string): Reading | null {
 }
 
 /**
- * Reads a date or date-time as mate-api §3 allows: `2024-01-31` (midnight), `2024-01-31T10:00`,
+ * Reads a date or date-time as docs/mate-api.md §3 allows: `2024-01-31` (midnight), `2024-01-31T10:00`,
  * `…T10:00:00`, `…T10:00:00.1234567` (`T` or a space; the fraction kept to the ms), each optionally
  * with `Z`, `±HH:MM` or `±HHMM`. Without an offset it is read in `timeZone`. Null when unreadable.
  */

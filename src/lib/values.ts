@@ -1,5 +1,5 @@
 /**
- * Lenient readers for values on the Mate API wire (mate-api §3): the official clients send ids as
+ * Lenient readers for values on the Mate API wire (docs/mate-api.md §3): the official clients send ids as
  * strings, booleans as .NET's "True", decimals as strings, and every property with null.
  *
  * Each kind has a converter (`toX`: the value, or undefined when it cannot be read) for callers that
@@ -8,9 +8,9 @@
  */
 import { AppError, type FieldProblem } from './errors.js';
 
-/** Ids are below 2^53 (product §4); the largest integer a JSON number carries exactly. */
+/** Ids are below 2^53 (docs/product.md §4); the largest integer a JSON number carries exactly. */
 export const ID_RANGE = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
-/** overwriteSecondsSaved, overwriteEntries (mate-api §3 "integers"). */
+/** overwriteSecondsSaved, overwriteEntries (docs/mate-api.md §3 "integers"). */
 export const OVERRIDE_RANGE = { min: 0, max: 2 ** 31 - 1 } as const;
 
 export interface IntegerRange {
@@ -114,13 +114,13 @@ export function readText(value: unknown, key: string): string {
   return s === undefined ? refuse(key, value, TEXT_EXPECTED) : s;
 }
 
-/** As readText, but null, absent and `""` are null (mate-api §3 `""` for optional system keys). */
+/** As readText, but null, absent and `""` are null (docs/mate-api.md §3 `""` for optional system keys). */
 export function readOptionalText(value: unknown, key: string): string | null {
   if (value === null || value === undefined || value === '') return null;
   return readText(value, key);
 }
 
-/** Body keys by their lower-cased name, explicit nulls left out (mate-api §3 "nulls"). */
+/** Body keys by their lower-cased name, explicit nulls left out (docs/mate-api.md §3 "nulls"). */
 export type KeyMap = Map<string, { key: string; value: unknown }>;
 
 /**
@@ -136,7 +136,7 @@ export function keyMap(obj: Record<string, unknown>): KeyMap {
   return map;
 }
 
-/** Keys read through another name when absent (mate-api §3: `comment` has the alias `newNote`). */
+/** Keys read through another name when absent (docs/mate-api.md §3: `comment` has the alias `newNote`). */
 const ALIASES = new Map([['comment', 'newnote']]);
 
 function lookup(source: Record<string, unknown> | KeyMap, lower: string): { key: string; value: unknown } | undefined {

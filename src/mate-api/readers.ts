@@ -1,4 +1,4 @@
-/** Reading the Mate API's action bodies (docs/mate-api.md §3, §6.4): lenient on input. */
+/** Reading the Mate API's action bodies (docs/mate-api.md §3, docs/mate-api.md §6.4): lenient on input. */
 import { Refusal } from '../lib/errors.js';
 import { getKey, readInteger, readOptionalText, readComment } from '../lib/values.js';
 import type { Caller } from '../lib/caller.js';

@@ -1,4 +1,4 @@
-/** Processes: their settings, fields and rules (product §2, §3, §7). */
+/** Processes: their settings, fields and rules (docs/product.md §2, docs/product.md §3, docs/product.md §7). */
 import type { Kysely } from 'kysely';
 import type { Database, FieldType, RuleType } from '../db/types.js';
 import { Refusal, problemsRefusal, type FieldProblem } from '../lib/errors.js';
@@ -9,7 +9,7 @@ import { loadRules, type ProcessDef } from './store.js';
 
 export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'date', 'datetime', 'dropdown', 'email'];
 export const RULE_TYPES: readonly RuleType[] = ['text', 'number', 'boolean', 'list', 'table', 'richText'];
-/** Keys with a meaning of their own in task data (mate-api §6.3); no field may take these names. */
+/** Keys with a meaning of their own in task data (docs/mate-api.md §6.3); no field may take these names. */
 export const RESERVED_KEYS = [
   'taskId',
   'reason',

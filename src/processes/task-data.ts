@@ -1,5 +1,5 @@
 /**
- * Task data against a process's fields (product §3, mate-api §6.3): which keys are fields, which
+ * Task data against a process's fields (docs/product.md §3, docs/mate-api.md §6.3): which keys are fields, which
  * are reserved, how each value converts, and how stored values are answered (§6.1). Pure: no
  * database, no HTTP.
  */
@@ -23,7 +23,7 @@ export type TaskDataMode = 'create' | 'update';
 
 /** Reserved keys read from task data; a key is present only when it was sent (and is used). */
 export interface ReservedValues {
-  /** `comment`, else its alias `newNote` (mate-api §3); `""` is none. */
+  /** `comment`, else its alias `newNote` (docs/mate-api.md §3); `""` is none. */
   comment?: string | null;
   /** Create only. */
   activationDate?: Date | null;
@@ -40,7 +40,7 @@ export interface TaskDataInput {
   /** The task data object (the caller has checked that it is an object, not an array). */
   body: Record<string, unknown>;
   mode: TaskDataMode;
-  /** The tenant time zone: dates without an offset are read in it (product §4). */
+  /** The tenant time zone: dates without an offset are read in it (docs/product.md §4). */
   timeZone: string;
   /**
    * Update: the task's stored values, so that missingRequired and uniqueKey describe the task as
@@ -66,12 +66,12 @@ export interface TaskData {
 
 export type TaskDataResult = ({ ok: true } & TaskData) | { ok: false; problems: FieldProblem[] };
 
-/** The most problems one answer lists (mate-api §5). */
+/** The most problems one answer lists (docs/mate-api.md §5). */
 export const MAX_PROBLEMS = 100;
 
 type Reserved = 'comment' | 'newNote' | 'activationDate' | 'deadline' | 'urgent' | 'taskId' | 'ignored';
 
-/** mate-api §6.3, by lower-cased key. */
+/** docs/mate-api.md §6.3, by lower-cased key. */
 const RESERVED = new Map<string, Reserved>([
   ['comment', 'comment'],
   ['newnote', 'newNote'],
@@ -128,7 +128,7 @@ export type Conversion = { ok: true; value: unknown } | { ok: false; expected: s
 const no = (expected: string): Conversion => ({ ok: false, expected });
 
 /**
- * Converts one non-empty value (not null, not `""`) to the field's type (product §3, mate-api §6.3).
+ * Converts one non-empty value (not null, not `""`) to the field's type (docs/product.md §3, docs/mate-api.md §6.3).
  * On failure, `expected` completes "… is not <expected>".
  */
 export function convertFieldValue(field: TaskField, value: unknown, timeZone: string): Conversion {
@@ -207,7 +207,7 @@ function normalizeKeyPart(field: TaskField, value: unknown): string | null {
 
 /**
  * The normalized value of the unique key fields (isKey and isUnique) for the uniqueness rule of
- * product §3: one field gives its normalized text, several a JSON array of them in field order.
+ * docs/product.md §3: one field gives its normalized text, several a JSON array of them in field order.
  * Null when the process has no unique key field or every one is empty.
  */
 export function uniqueKeyOf(fields: readonly TaskField[], values: Record<string, unknown>): string | null {
@@ -223,7 +223,7 @@ export function uniqueKeyOf(fields: readonly TaskField[], values: Record<string,
  * MAX_PROBLEMS, in key order: `invalid_field` for a value that does not convert, `unknown_field`
  * for a non-null key that is neither a field nor reserved when the process has fields.
  *
- * Semantics (mate-api §3, §6.3): keys match ignoring case; null is absent; on create `""` is absent
+ * Semantics (docs/mate-api.md §3, docs/mate-api.md §6.3): keys match ignoring case; null is absent; on create `""` is absent
  * too (the default applies); on update null leaves a field alone and `""` clears it.
  */
 export function validateTaskData(input: TaskDataInput): TaskDataResult {
@@ -318,7 +318,7 @@ export function validateTaskData(input: TaskDataInput): TaskDataResult {
 
   if (problems.length > 0) return { ok: false, problems };
 
-  // A non-empty comment wins over newNote (mate-api §3).
+  // A non-empty comment wins over newNote (docs/mate-api.md §3).
   const note = comment ?? newNote;
   if (note !== null && note !== undefined) reserved.comment = note;
 
@@ -338,7 +338,7 @@ export function validateTaskData(input: TaskDataInput): TaskDataResult {
 }
 
 /**
- * Stored values as the task object answers them (mate-api §6.1): one key per field in field order,
+ * Stored values as the task object answers them (docs/mate-api.md §6.1): one key per field in field order,
  * named as defined, null when empty; date `YYYY-MM-DD`, datetime in the tenant time zone with its
  * offset. A process without fields answers its free keys as stored.
  */

@@ -1,4 +1,4 @@
-/** Is a process open for Mates now? (product §2 gate and calendar, §5.4 Stop on Errors) */
+/** Is a process open for Mates now? (docs/product.md §2 gate and calendar, docs/product.md §5.4 Stop on Errors) */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { ProcessDef } from '../processes/store.js';
@@ -18,7 +18,7 @@ export async function isStoppedByErrors(db: Kysely<Database>, proc: ProcessDef):
   return { stopped: errors > proc.errorLimit, errors };
 }
 
-/** The first reason, in the precedence of mate-api §5, why Mates get nothing; null when open. */
+/** The first reason, in the precedence of docs/mate-api.md §5, why Mates get nothing; null when open. */
 export async function closedReason(
   db: Kysely<Database>,
   proc: ProcessDef,

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on create calls (mate-api §8). The key row is inserted in the transaction of
+ * Idempotency-Key on create calls (docs/mate-api.md §8). The key row is inserted in the transaction of
  * the create: a concurrent request with the same key waits on that row, then replays the stored
  * answer, so a key never creates twice, even when the server dies between commit and answer.
  */
@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 
-// Answers are kept 24 h (mate-api §8): long enough for any client retry loop.
+// Answers are kept 24 h (docs/mate-api.md §8): long enough for any client retry loop.
 const TTL_MS = 24 * 3600 * 1000;
 
 export interface StoredAnswer {
@@ -20,7 +20,7 @@ export type IdempotentOutcome =
 
 /**
  * Canonical form of a request: endpoint, process and JSON value, key order ignored, and key case
- * too (keys match case-insensitively, mate-api §3, and a body with two keys equal ignoring case is
+ * too (keys match case-insensitively, docs/mate-api.md §3, and a body with two keys equal ignoring case is
  * refused before this point).
  */
 export function requestHash(endpoint: string, processKey: string, body: unknown): string {
@@ -60,7 +60,7 @@ export async function withIdempotency(
       if (inserted.rows.length === 1) {
         const answer = await run(trx);
         if (STORED.has(answer.status)) {
-          // kept as JSON text: a replay is the body as answered (task objects have a key order, mate-api §6.1)
+          // kept as JSON text: a replay is the body as answered (task objects have a key order, docs/mate-api.md §6.1)
           await sql`UPDATE idempotency_keys SET state = 'done', status_code = ${answer.status}, response = ${JSON.stringify(answer.body)}
             WHERE tenant_id = ${scope.tenantId} AND mate_id = ${scope.mateId} AND key = ${scope.key}`.execute(trx);
         } else {

@@ -1,5 +1,5 @@
 /**
- * The task life cycle (product §5) as one table: from, action, condition → to, effects.
+ * The task life cycle (docs/product.md §5) as one table: from, action, condition → to, effects.
  * The services pick the first row whose action matches and whose guard holds; docs/state-machine.md
  * is rendered from this table (test/state-machine-doc.test.ts keeps the two equal).
  */

@@ -1,5 +1,5 @@
 /**
- * UpdateTask (docs/mate-api.md §7.9) and ExtendLock (§7.14) by a Mate: one task, one
+ * UpdateTask (docs/mate-api.md §7.9) and ExtendLock (docs/mate-api.md §7.14) by a Mate: one task, one
  * transaction, written through the funnel.
  */
 import type { Tx } from '../db/tx.js';

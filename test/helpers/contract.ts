@@ -1,5 +1,5 @@
 /**
- * Contract-test helpers (mate-api §9): send exactly the bytes and headers an official client
+ * Contract-test helpers (docs/mate-api.md §9): send exactly the bytes and headers an official client
  * sends, and check answers the way that client reads them. Written for Queuemate; the clients'
  * behaviour is described in the test files, with the source file each one follows.
  */
@@ -84,7 +84,7 @@ export function assertKeys(body: unknown, keys: string[], what = ''): void {
   assert.deepEqual(Object.keys(body as object).sort(), [...keys].sort(), `${what}: keys of ${JSON.stringify(body)}`);
 }
 
-/** A Response (mate-api §4): succeeded boolean, message a string, requestId a string, code on refusals. */
+/** A Response (docs/mate-api.md §4): succeeded boolean, message a string, requestId a string, code on refusals. */
 export function assertResponse(body: any, opts: { succeeded: boolean; code?: string; extra?: string[] }, what = ''): void {
   const keys = ['succeeded', 'message', 'requestId', ...(opts.extra ?? [])];
   if (!opts.succeeded || opts.code) keys.push('code');
@@ -97,7 +97,7 @@ export function assertResponse(body: any, opts: { succeeded: boolean; code?: str
   if (opts.code) assert.equal(body.code, opts.code, `${what}: ${JSON.stringify(body)}`);
 }
 
-/** The JSON answer headers of mate-api §4. */
+/** The JSON answer headers of docs/mate-api.md §4. */
 export function assertJsonHeaders(w: Wire, what = ''): void {
   assert.equal(w.headers['content-type'], 'application/json; charset=utf-8', what);
   assert.equal(w.headers['cache-control'], 'no-store', what);
@@ -115,10 +115,10 @@ export function decodeUnverified(token: string): { header: any; payload: any; si
   return { header: dec(parts[0]), payload: dec(parts[1]), signature: parts[2] };
 }
 
-/** A date-time of mate-api §4: ms and a numeric offset, never Z. */
+/** A date-time of docs/mate-api.md §4: ms and a numeric offset, never Z. */
 export const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
 
-/** Keys of a task object of process PK (mate-api §6.1), in order. */
+/** Keys of a task object of process PK (docs/mate-api.md §6.1), in order. */
 export const PK_TASK_KEYS = [
   'taskId',
   'reason',

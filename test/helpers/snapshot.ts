@@ -2,7 +2,7 @@
  * The stored state of a tenant (or of every tenant), for tests asserting that a request changed
  * nothing: every row of every table with a tenant_id column, as JSON, in a stable order, read in
  * one statement. A Mate's last contact is left out: every authenticated call records it
- * (mate-api §7), refused or not.
+ * (docs/mate-api.md §7), refused or not.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 

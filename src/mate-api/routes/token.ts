@@ -1,5 +1,5 @@
 /**
- * POST /connect/token (mate-api §2): the OAuth 2.0 password grant for Mates.
+ * POST /connect/token (docs/mate-api.md §2): the OAuth 2.0 password grant for Mates.
  *
  * Checks run in the contract's order: form, client, grant type, scope, throttle, user. Every
  * answer carries Cache-Control: no-store and Pragma: no-cache. Unknown user and wrong password
