@@ -114,8 +114,18 @@ export async function killAll(): Promise<void> {
   await Promise.all(waits);
 }
 
+const tempDirs = new Set<string>();
+// Removed when the test file's process exits: after every after() hook, so after killAll() has
+// stopped the children that wrote into them. Synchronous, as an 'exit' listener must be.
+process.once('exit', () => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new directory under the system temp folder, removed when the test file's process exits. */
 export function tempDir(prefix = 'qm-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
 }
 
 /** A known failure: exactly one line on stderr, prefixed "queuemate:", no stack trace. */

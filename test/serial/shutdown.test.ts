@@ -7,9 +7,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { sql } from 'kysely';
-import { spawnCli, killAll, tempDir } from './foundation-support.js';
-import { DATABASE_URL, emptyDatabase } from './helpers/db.js';
-import { openStore, type Store } from '../src/db/store.js';
+import { spawnCli, killAll, tempDir } from '../foundation-support.js';
+import { DATABASE_URL, emptyDatabase } from '../helpers/db.js';
+import { openStore, type Store } from '../../src/db/store.js';
 
 const REQUESTS = 30;
 const ITEMS = 200;

@@ -6,8 +6,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { lockDataDir, DataDirInUseError } from '../src/db/lock.js';
-import { spawnCli, runCli, killAll, tempDir, oneLineError, deadPid } from './foundation-support.js';
+import { lockDataDir, DataDirInUseError } from '../../src/db/lock.js';
+import { spawnCli, runCli, killAll, tempDir, oneLineError, deadPid } from '../foundation-support.js';
 
 after(killAll);
 

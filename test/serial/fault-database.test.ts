@@ -5,13 +5,13 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApp } from '../src/app.js';
-import { testConfig } from '../src/config.js';
-import { openStore, type Store } from '../src/db/store.js';
-import { DATABASE_URL, testStore, type TestStore } from './helpers/db.js';
-import { seedTenant } from './helpers/seed.js';
-import { Mate } from './helpers/mate.js';
-import { startProxy, type FaultProxy } from './helpers/proxy.js';
+import { createApp } from '../../src/app.js';
+import { testConfig } from '../../src/config.js';
+import { openStore, type Store } from '../../src/db/store.js';
+import { DATABASE_URL, testStore, type TestStore } from '../helpers/db.js';
+import { seedTenant } from '../helpers/seed.js';
+import { Mate } from '../helpers/mate.js';
+import { startProxy, type FaultProxy } from '../helpers/proxy.js';
 
 let base: TestStore | null = null;
 let proxied: Store | null = null;

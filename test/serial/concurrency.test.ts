@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
-import { testApp, type TestApp } from './helpers/app.js';
-import { seedTenant } from './helpers/seed.js';
-import { getToken } from './helpers/mate.js';
-import { DATABASE_URL } from './helpers/db.js';
+import { testApp, type TestApp } from '../helpers/app.js';
+import { seedTenant } from '../helpers/seed.js';
+import { getToken } from '../helpers/mate.js';
+import { DATABASE_URL } from '../helpers/db.js';
 
 const TASKS = 100;
 const CALLS = 500;

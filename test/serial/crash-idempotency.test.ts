@@ -6,9 +6,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { DATABASE_URL, testStore, type TestStore } from './helpers/db.js';
-import { seedTenant } from './helpers/seed.js';
-import { spawnCli, killAll, type CliProcess } from './foundation-support.js';
+import { DATABASE_URL, testStore, type TestStore } from '../helpers/db.js';
+import { seedTenant } from '../helpers/seed.js';
+import { spawnCli, killAll, type CliProcess } from '../foundation-support.js';
 
 const KEYS = 300;
 const CONCURRENCY = 8;

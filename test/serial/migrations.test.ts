@@ -6,9 +6,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadMigrations, migrate, isMigrated, latestVersion, MigrationError } from '../src/db/migrator.js';
-import { emptyDatabase, DATABASE_URL, STORE_KIND } from './helpers/db.js';
-import { runCli, killAll, tempDir, oneLineError, EXPECTED_TABLES } from './foundation-support.js';
+import { loadMigrations, migrate, isMigrated, latestVersion, MigrationError } from '../../src/db/migrator.js';
+import { emptyDatabase, DATABASE_URL, STORE_KIND } from '../helpers/db.js';
+import { runCli, killAll, tempDir, oneLineError, EXPECTED_TABLES } from '../foundation-support.js';
 
 after(killAll);
 

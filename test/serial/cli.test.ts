@@ -8,9 +8,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openStore, type Store } from '../src/db/store.js';
-import { emptyDatabase, DATABASE_URL, STORE_KIND } from './helpers/db.js';
-import { spawnCli, runCli, killAll, tempDir, oneLineError, type CliProcess } from './foundation-support.js';
+import { openStore, type Store } from '../../src/db/store.js';
+import { emptyDatabase, DATABASE_URL, STORE_KIND } from '../helpers/db.js';
+import { spawnCli, runCli, killAll, tempDir, oneLineError, type CliProcess } from '../foundation-support.js';
 
 after(killAll);
 
