@@ -38,8 +38,8 @@ const SERVER_ROOT = path.resolve(opt('server-root') ?? path.join(HERE, '..'));
 const ONLY = opt('only')?.split(',');
 const MS = (opt('workers') ?? '1,16,64').split(',').map(Number);
 // tasks per measurement, by M: PostgreSQL systems, and the embedded store
-const TASKS_PG: Record<number, number> = QUICK ? { 1: 400, 16: 1000, 64: 1000 } : { 1: 1500, 16: 4000, 64: 4000 };
-const TASKS_LITE: Record<number, number> = QUICK ? { 1: 150, 16: 300, 64: 300 } : { 1: 500, 16: 1000, 64: 1000 };
+const TASKS_PG: Record<number, number> = QUICK ? { 1: 300, 16: 800, 64: 800 } : { 1: 1500, 16: 4000, 64: 4000 };
+const TASKS_LITE: Record<number, number> = QUICK ? { 1: 100, 16: 200, 64: 200 } : { 1: 500, 16: 1000, 64: 1000 };
 const DEEP = QUICK ? 200_000 : 200_000;
 const SHALLOW = 10_000;
 const DEEP_CYCLES = QUICK ? 600 : 2000;
@@ -336,7 +336,9 @@ const FLOOR_DONE_H = `WITH t AS (${FLOOR_DONE.replace('$2', '$3')} RETURNING id)
 
 /** The raw floor: each worker on its own connection, two autocommitted prepared statements per task. */
 async function floorRun(pool: pg.Pool, f: Fixture, M: number, history: boolean): Promise<Measured> {
-  const clients = await Promise.all(Array.from({ length: Math.min(M, MAX_FLOOR_CONNECTIONS) }, () => pool.connect()));
+  // one connection per worker, as many as the pool allows (the embedded store has one)
+  const max = (pool as unknown as { options: { max: number } }).options.max;
+  const clients = await Promise.all(Array.from({ length: Math.min(M, MAX_FLOOR_CONNECTIONS, max) }, () => pool.connect()));
   let next = 0;
   try {
     return await load(M, null, async (lat, more, count) => {
