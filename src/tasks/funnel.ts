@@ -83,19 +83,20 @@ export function withDerivedWrites(source: string): RawBuilder<unknown> {
   );
 }
 
-/** Tells this server process what committed: the processes whose tasks changed, and cleared Failure states. */
+/** Tells this server process what committed: the processes whose tasks changed (one entry per task), and cleared Failure states. */
 export function publishChanges(
   tx: Tx,
   changed: Iterable<{ tenantId: number; processId: number }>,
   failuresCleared: { tenant_id: number; process_id: number }[],
 ): void {
-  const byTenant = new Map<number, Set<number>>();
+  const byTenant = new Map<number, { ids: Set<number>; rows: number }>();
   for (const c of changed) {
     let s = byTenant.get(c.tenantId);
-    if (!s) byTenant.set(c.tenantId, (s = new Set()));
-    s.add(c.processId);
+    if (!s) byTenant.set(c.tenantId, (s = { ids: new Set(), rows: 0 }));
+    s.ids.add(c.processId);
+    s.rows++;
   }
-  for (const [tenantId, ids] of byTenant) tx.publish({ kind: 'tasks', tenantId, processIds: [...ids] });
+  for (const [tenantId, s] of byTenant) tx.publish({ kind: 'tasks', tenantId, processIds: [...s.ids], rows: s.rows });
   for (const f of failuresCleared) tx.publish({ kind: 'process', tenantId: f.tenant_id, processId: f.process_id });
 }
 

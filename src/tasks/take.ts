@@ -133,7 +133,11 @@ export class Takes {
       const rows = await takeTasks(tx, proc, now, until, slots);
       if (rows.length) {
         this.runsTouched.set(key, now.getTime());
-        publishChanges(tx, [{ tenantId: proc.tenantId, processId: proc.id }], []);
+        publishChanges(
+          tx,
+          rows.map(() => ({ tenantId: proc.tenantId, processId: proc.id })),
+          [],
+        );
       }
       const bySlot = new Map(rows.map((r) => [r.slot, r]));
       const order = compareTakeOrder(proc.deadlinesEnabled);
