@@ -12,6 +12,8 @@ import { Coalescer } from '../lib/coalescer.js';
 import type { ProcessDef } from '../processes/store.js';
 import { busyOutcomes, handBackAs, type HandBackItem, type HandedBack } from './hand-back.js';
 import { Takes, type TakeRequest, type TakeResult } from './take.js';
+import { RecentTakes } from './recent-takes.js';
+import type { ChangeNotifier } from '../lib/notifier.js';
 
 /**
  * How long a hand-back waits for a lock it cannot skip (the process's run row, held by another
@@ -27,8 +29,9 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * changed or held meanwhile) again in a transaction that locks the free rows and answers those
  * another transaction holds `task_busy`, so one stuck row never stalls the tenant's others.
  */
-export async function handBackBatch(units: Units, items: HandBackItem[]): Promise<Outcome<HandedBack>[]> {
-  const first = await units.autocommit((tx) => handBackAs(tx, items, 'version'));
+export async function handBackBatch(units: Units, items: HandBackItem[], recent?: RecentTakes): Promise<Outcome<HandedBack>[]> {
+  const known = recent?.take(items.map((i) => i.taskId));
+  const first = await units.autocommit((tx) => handBackAs(tx, items, 'version', known));
   const again = items.filter((_, i) => first[i] === null);
   if (again.length === 0) return first as Outcome<HandedBack>[];
   let second: Outcome<HandedBack>[];
@@ -49,15 +52,25 @@ export class TaskBatchers {
   private readonly takes: Coalescer<{ proc: ProcessDef; req: TakeRequest }, TakeResult>;
   private readonly handBacks: Coalescer<HandBackItem, Outcome<HandedBack>>;
 
-  constructor(units: Units) {
+  private readonly recent: RecentTakes;
+
+  constructor(units: Units, notifier: ChangeNotifier) {
     const takes = new Takes(units);
-    this.takes = new Coalescer((batch) =>
-      takes.forCallers(
-        batch[0].proc,
+    const recent = (this.recent = new RecentTakes(notifier));
+    this.takes = new Coalescer(async (batch) => {
+      const proc = batch[0].proc;
+      const results = await takes.forCallers(
+        proc,
         batch.map((b) => b.req),
-      ),
-    );
-    this.handBacks = new Coalescer((batch) => handBackBatch(units, batch));
+      );
+      for (const r of results) if ('tasks' in r) recent.remember(proc, r.tasks);
+      return results;
+    });
+    this.handBacks = new Coalescer((batch) => handBackBatch(units, batch, recent));
+  }
+
+  close(): void {
+    this.recent.close();
   }
 
   take(proc: ProcessDef, req: TakeRequest): Promise<TakeResult> {

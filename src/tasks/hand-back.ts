@@ -89,13 +89,27 @@ export function busyOutcomes(items: HandBackItem[]): Outcome<HandedBack>[] {
  *   the other items go ahead;
  * - 'version' (autocommit): one optimistic write (funnel.ts); an item whose row changed or was
  *   held meanwhile, and any later item on the same task, is answered null: nothing of it was
- *   written, hand it back again (the fast path does, with 'lock-free').
+ *   written, hand it back again (the fast path does, with 'lock-free'). `known` rows (as this
+ *   server process took them, with their versions) are not read again: the write checks them.
  */
-export async function handBackAs(tx: Tx, items: HandBackItem[], mode: ReadMode): Promise<(Outcome<HandedBack> | null)[]> {
+export async function handBackAs(
+  tx: Tx,
+  items: HandBackItem[],
+  mode: ReadMode,
+  known?: Map<number, ReadTaskRow>,
+): Promise<(Outcome<HandedBack> | null)[]> {
   if (items.length === 0) return [];
   const tenantId = items[0].caller.tenantId;
   const ids = [...new Set(items.map((i) => i.taskId).filter(validId))];
-  const rows: Map<number, ReadTaskRow> = await selectTasks(tx.db, tenantId, ids, mode);
+  // rows this server process took for this tenant (another tenant's id is read, and not found)
+  const mine = mode === 'version' && known ? [...known.values()].filter((r) => r.tenant_id === tenantId) : [];
+  const rows: Map<number, ReadTaskRow> = await selectTasks(
+    tx.db,
+    tenantId,
+    mine.length ? ids.filter((id) => !mine.some((r) => r.id === id)) : ids,
+    mode,
+  );
+  for (const row of mine) rows.set(row.id, row);
   const held =
     mode === 'lock-free' && rows.size < ids.length
       ? await existingTaskIds(
