@@ -6,7 +6,10 @@
  * within a round. Then bulk creates, a deep queue, an ageing run on the embedded store and peak RSS.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench [-- --quick] [--rounds N]
- *     [--server-root DIR]   run the Queuemate server from another checkout (a before/after run)
+ *     [--server-root DIR]   run the Queuemate server from another checkout
+ *     [--base-root DIR]     also run the Queuemate server of another checkout (e.g. the commit before a
+ *                           change: git archive <commit> | tar -x -C DIR; ln -s $PWD/node_modules DIR/)
+ *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds
  *     [--only a,b]          only these systems (names as printed)
  *
  * Prints tables, then the ratios; writes bench/results/latest.json (and a time-stamped copy).
@@ -36,6 +39,7 @@ const QUICK = flag('quick');
 const ROUNDS = Number(opt('rounds') ?? (QUICK ? 1 : 3));
 const SERVER_ROOT = path.resolve(opt('server-root') ?? path.join(HERE, '..'));
 const ONLY = opt('only')?.split(',');
+const BASE_ROOT = opt('base-root') ? path.resolve(opt('base-root')!) : null;
 const MS = (opt('workers') ?? '1,16,64').split(',').map(Number);
 // tasks per measurement, by M: PostgreSQL systems, and the embedded store
 const TASKS_PG: Record<number, number> = QUICK ? { 1: 300, 16: 800, 64: 800 } : { 1: 1500, 16: 4000, 64: 4000 };
@@ -133,7 +137,7 @@ async function stopChild(child: ChildProcess) {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-function startQueuemate(store: { databaseUrl?: string; dataDir?: string }) {
+function startQueuemate(store: { databaseUrl?: string; dataDir?: string }, root = SERVER_ROOT) {
   const env = { ...process.env };
   delete env.DATABASE_URL;
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
@@ -151,7 +155,7 @@ function startQueuemate(store: { databaseUrl?: string; dataDir?: string }) {
       ...(store.dataDir ? ['--data-dir', store.dataDir] : []),
     ],
     env,
-    SERVER_ROOT,
+    root,
   );
 }
 
@@ -365,14 +369,14 @@ async function floorRun(pool: pg.Pool, f: Fixture, M: number, history: boolean):
   }
 }
 
-function queuemateSystems(storeKind: 'pg' | 'lite'): System[] {
+function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix = ''): System[] {
   let child: ChildProcess | undefined;
   let client: Client;
   let fixture: Fixture;
   let seedPool: pg.Pool | undefined;
   let url = '';
   let combinedSupported = true;
-  const label = storeKind === 'pg' ? 'queuemate-pg' : 'queuemate-lite';
+  const label = (storeKind === 'pg' ? 'queuemate-pg' : 'queuemate-lite') + suffix;
   const seed = async (n: number, processKey = 'bench') => {
     if (seedPool) return seedSql(seedPool, fixture, processKey, n);
     for (let i = 0; i < n; i += 1000) {
@@ -399,7 +403,7 @@ function queuemateSystems(storeKind: 'pg' | 'lite'): System[] {
       }
       fixture = await setUpQueuemate(store);
       await store.close();
-      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir });
+      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir }, root);
       child = s.child;
       client = new Client(s.base);
       await client.signIn(fixture.apiSecret);
@@ -765,6 +769,7 @@ async function oneRound(round_: number) {
   const all: System[] = [
     ...queuemateSystems('pg'),
     ...queuemateSystems('lite'),
+    ...(BASE_ROOT ? [...queuemateSystems('pg', BASE_ROOT, '-base'), ...queuemateSystems('lite', BASE_ROOT, '-base')] : []),
     ...floorSystems(),
     liteFloorSystem(),
     ...httpFloorSystems(),
@@ -814,8 +819,7 @@ async function oneRound(round_: number) {
     }
     for (const s of systems) {
       const pid = s.pid?.();
-      if (pid && (s.name === 'queuemate-pg' || s.name === 'queuemate-lite' || s.name === 'floor-http'))
-        (results.peakRssMb[s.name] ??= []).push(peakRssMb(pid));
+      if (pid && /^queuemate-(pg|lite)(-base)?$|^floor-http$/.test(s.name)) (results.peakRssMb[s.name] ??= []).push(peakRssMb(pid));
     }
   } finally {
     for (const s of systems) await s.tearDown().catch((e) => log(`  tear down ${s.name}: ${e}`));
@@ -844,6 +848,15 @@ function ratiosOf(rows: Row[]) {
     ['floor-http', 'floor-sql'],
     ['floor-http-group', 'floor-sql'],
     ['floor-sql-history', 'floor-sql'],
+    ['queuemate-pg', 'queuemate-pg-base'],
+    ['queuemate-pg-combined', 'queuemate-pg-base'],
+    ['queuemate-lite', 'queuemate-lite-base'],
+    ['queuemate-lite-combined', 'queuemate-lite-base'],
+    ['queuemate-pg-base', 'floor-sql'],
+    ['queuemate-pg-base', 'floor-http'],
+    ['queuemate-pg-base', 'floor-http-group'],
+    ['queuemate-pg-base', 'graphile-worker'],
+    ['queuemate-lite-base', 'floor-lite'],
   ];
   const out: typeof results.ratios = {};
   for (const [a, b] of vs) {
