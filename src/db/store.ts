@@ -54,7 +54,7 @@ export interface OpenStoreOptions {
 /**
  * Statements of the hot paths start with a marker comment, `/* prepared *\/`; they are sent as
  * named prepared statements, so PostgreSQL parses and plans them once per connection instead of on
- * every call (bench/take-cycle: planning was a third of a take's time). The name is derived from
+ * every call (the take-cycle bench: planning was a third of a take's time). The name is derived from
  * the text, so each distinct text is prepared once per connection; the marked statements have a
  * handful of texts each.
  */

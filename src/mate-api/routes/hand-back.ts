@@ -6,7 +6,8 @@ import { Refusal } from '../../lib/errors.js';
 import { getKey, readInteger } from '../../lib/values.js';
 import { formatDateTime } from '../../lib/time.js';
 import { loadProcessById } from '../../processes/store.js';
-import { handBack, type HandBackItem } from '../../tasks/hand-back.js';
+import type { HandBackItem } from '../../tasks/hand-back.js';
+import { handBackBatch } from '../../tasks/batching.js';
 import { extendLock, updateTask } from '../../tasks/update.js';
 import type { HandBackAction } from '../../tasks/state-machine.js';
 import { dummyTask, response, taskObject } from '../answers.js';
@@ -14,7 +15,7 @@ import type { ProcessDef } from '../../processes/store.js';
 import { ACTIONS, readAction, requireId, type Body } from '../readers.js';
 import { NO_EXTRA_KEYS, S, withProperties, type MateRoute } from '../route.js';
 
-// One Return call hands back at most this many tasks: each item is its own transaction.
+// One Return call hands back at most this many tasks: each item is written on its own.
 const MAX_RETURN_ITEMS = 1_000;
 
 const handBackAnswer = withProperties(S.response, {
@@ -161,8 +162,8 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
           results.push({ taskId: read.taskId, succeeded: false, message: read.refusal.message, code: read.refusal.code });
           continue;
         }
-        // each item in its own transaction, as its action would
-        const [r] = await ctx.services.units.transaction((tx) => handBack(tx, [read]));
+        // each item on its own, as its action would (never waiting for a row another transaction holds)
+        const [r] = await handBackBatch(ctx.services.units, [read]);
         results.push(
           r.ok
             ? { taskId: r.value.taskId, succeeded: true, message: r.value.message, queue: r.value.queue, error: r.value.error }
