@@ -340,13 +340,15 @@ const FLOOR_DONE_H = `WITH t AS (${FLOOR_DONE.replace('$2', '$3')} RETURNING id)
 
 /** The raw floor: each worker on its own connection, two autocommitted prepared statements per task. */
 async function floorRun(pool: pg.Pool, f: Fixture, M: number, history: boolean): Promise<Measured> {
-  // one connection per worker, as many as the pool allows (the embedded store has one)
+  // one connection per worker when the pool has enough; else the workers share the pool, which
+  // queues their statements (the embedded store has one connection; PostgreSQL here at most 32)
   const max = (pool as unknown as { options: { max: number } }).options.max;
-  const clients = await Promise.all(Array.from({ length: Math.min(M, MAX_FLOOR_CONNECTIONS, max) }, () => pool.connect()));
+  const dedicated = M <= Math.min(MAX_FLOOR_CONNECTIONS, max);
+  const clients = dedicated ? await Promise.all(Array.from({ length: M }, () => pool.connect())) : [];
   let next = 0;
   try {
     return await load(M, null, async (lat, more, count) => {
-      const c = clients[next++ % clients.length];
+      const c: pg.Pool | pg.PoolClient = dedicated ? clients[next++] : pool;
       const P = f.processIds.bench;
       while (more()) {
         const r = await timed(L(lat, 'take'), () =>
