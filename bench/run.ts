@@ -882,7 +882,8 @@ function ratiosOf(rows: Row[]) {
 
 function mmm(xs: number[], d = 0) {
   const s = [...xs].sort((a, b) => a - b);
-  return { min: round(s[0], d), median: round(s[Math.floor((s.length - 1) / 2)], d), max: round(s[s.length - 1], d) };
+  const mid = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return { min: round(s[0], d), median: round(mid, d), max: round(s[s.length - 1], d) };
 }
 const fmt = (m: { min: number; median: number; max: number }) => (m.min === m.max ? `${m.median}` : `${m.min} / ${m.median} / ${m.max}`);
 
