@@ -15,6 +15,7 @@ import { securityHeaders } from './http/security-headers.js';
 import { tokenRoutes } from './mate-api/routes/token.js';
 import { mateApi } from './mate-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
+import { EmbeddedVacuum } from './maintenance/embedded-vacuum.js';
 
 export interface AppDeps {
   store: Store;
@@ -75,6 +76,11 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       app.log,
     );
     app.addHook('onClose', stop);
+    // the embedded store has no autovacuum (maintenance/embedded-vacuum.ts)
+    if (deps.store.kind === 'pglite') {
+      const vacuum = new EmbeddedVacuum(services.db, services.notifier, app.log);
+      app.addHook('onClose', () => vacuum.close());
+    }
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));

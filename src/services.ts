@@ -37,6 +37,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   const units = new Units(store.db, notifier);
   const auth = await MateAuth.create(config, store, clock, notifier);
   const processes = new ProcessCache(store.db, notifier);
+  const batchers = new TaskBatchers(units, notifier);
   return {
     config,
     store,
@@ -46,11 +47,12 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     units,
     auth,
     processes,
-    batchers: new TaskBatchers(units),
+    batchers,
     mateContact: new MateContact(store.db),
     close() {
       auth.close();
       processes.close();
+      batchers.close();
     },
   };
 }

@@ -31,4 +31,5 @@ export function asRefusal(err: unknown, req: FastifyRequest, bodyLimit: number):
 export const RETRY_AFTER: Partial<Record<Refusal['code'], string>> = {
   unavailable: '5',
   idempotency_in_progress: '1',
+  task_busy: '1',
 };

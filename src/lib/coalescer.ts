@@ -2,7 +2,7 @@
  * Group commit for hot paths: requests for the same key that arrive while a batch for that key is
  * running wait for it to finish and then run together as the next batch. A lone caller runs at
  * once (no added latency); under load N waiting callers share one transaction. (Two batches in
- * flight per key measured slower in bench/take-cycle: they contend for the same run row.)
+ * flight per key measured slower in the take-cycle bench: they contend for the same run row.)
  */
 export class Coalescer<Req, Res> {
   private readonly queues = new Map<string, Queue<Req, Res>>();

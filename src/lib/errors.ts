@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'internal_error'
   | 'unavailable'
+  | 'task_busy'
   // business refusals (answered 200 with succeeded: false on the Mate API)
   | 'task_not_found'
   | 'task_solved'

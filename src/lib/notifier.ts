@@ -7,7 +7,7 @@
 
 export type Change =
   /** tasks of these processes changed (created, taken, handed back, edited, moved, recovered) */
-  | { kind: 'tasks'; tenantId: number; processIds: number[] }
+  | { kind: 'tasks'; tenantId: number; processIds: number[]; /** how many task rows changed */ rows?: number }
   /** a process's definition or state changed (settings, fields, rules, gate, Failure state); null: all of the tenant's */
   | { kind: 'process'; tenantId: number; processId: number | null }
   /** a Mate's credentials or state changed (password, disabled) */

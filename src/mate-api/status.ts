@@ -22,6 +22,8 @@ export const MATE_API_STATUS: Record<ErrorCode, number> = {
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
+  // another database transaction holds the task's row: try again shortly (Retry-After)
+  task_busy: 409,
   task_not_found: 200,
   task_solved: 200,
   lock_expired: 200,

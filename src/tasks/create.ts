@@ -148,7 +148,7 @@ function creations(caller: Caller, rows: TaskRow[], prepared: PreparedTask[], ac
  * between our check and our write is answered as `duplicate_key` (`recheck` runs the check again
  * and throws the refusal) and the caller's transaction stays usable.
  */
-export async function guardedWrite(tx: Tx, write: () => Promise<void>, recheck: () => Promise<void>): Promise<void> {
+export async function guardedWrite(tx: Tx, write: () => Promise<unknown>, recheck: () => Promise<void>): Promise<void> {
   await sql`SAVEPOINT create_tasks`.execute(tx.db);
   try {
     await write();

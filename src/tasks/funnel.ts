@@ -21,7 +21,7 @@
  * rows are picked by the database, builds the relation in SQL (take.ts). Both end in
  * `derivedWrites`, and after commit the funnel publishes what changed to the in-process notifier.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
@@ -53,6 +53,13 @@ export interface TaskChange {
   kpi?: KpiEntry | null;
   /** a Mate's action clears the process's Failure state (docs/product.md §7) */
   clearsFailure?: boolean;
+  /**
+   * Optimistic changes, computed from a row read without a lock: the row's version (`xmin`) as
+   * read. The change is written only if the row still has that version and no one holds its lock
+   * (SKIP LOCKED); otherwise it is skipped, with everything derived from it (applyChanges says
+   * which). Without it the caller holds the row's lock (read FOR UPDATE).
+   */
+  expectedVersion?: string | null;
 }
 
 /**
@@ -76,19 +83,20 @@ export function withDerivedWrites(source: string): RawBuilder<unknown> {
   );
 }
 
-/** Tells this server process what committed: the processes whose tasks changed, and cleared Failure states. */
+/** Tells this server process what committed: the processes whose tasks changed (one entry per task), and cleared Failure states. */
 export function publishChanges(
   tx: Tx,
   changed: Iterable<{ tenantId: number; processId: number }>,
   failuresCleared: { tenant_id: number; process_id: number }[],
 ): void {
-  const byTenant = new Map<number, Set<number>>();
+  const byTenant = new Map<number, { ids: Set<number>; rows: number }>();
   for (const c of changed) {
     let s = byTenant.get(c.tenantId);
-    if (!s) byTenant.set(c.tenantId, (s = new Set()));
-    s.add(c.processId);
+    if (!s) byTenant.set(c.tenantId, (s = { ids: new Set(), rows: 0 }));
+    s.ids.add(c.processId);
+    s.rows++;
   }
-  for (const [tenantId, ids] of byTenant) tx.publish({ kind: 'tasks', tenantId, processIds: [...ids] });
+  for (const [tenantId, s] of byTenant) tx.publish({ kind: 'tasks', tenantId, processIds: [...s.ids], rows: s.rows });
   for (const f of failuresCleared) tx.publish({ kind: 'process', tenantId: f.tenant_id, processId: f.process_id });
 }
 
@@ -132,6 +140,7 @@ const INPUT_COLUMNS = [
   ['run_id', 'bigint'],
   ['mate_id', 'bigint'],
   ['clears_failure', 'boolean'],
+  ['expected_version', 'text'],
 ] as const;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -180,6 +189,7 @@ function inputRow(c: TaskChange): unknown[] {
     c.kpi ? (b?.run_id ?? null) : null,
     c.kpi ? callerMateId(c.caller) : null,
     c.clearsFailure ?? false,
+    c.expectedVersion ?? null,
   ];
 }
 
@@ -197,6 +207,13 @@ const APPLY = (() => {
       retry_count, locked_by_mate_id, locked_by_user_id, locked_until, expired_lock_mate_id, task_run_id, at, actor_type, actor_id, at, deleted_at
     FROM v WHERE is_new
   ),
+  -- optimistic changes: the rows that still have the version read and are free; a row another
+  -- transaction holds is skipped, never waited for (the other rows' locks the caller holds)
+  guarded AS (
+    SELECT t.tenant_id, t.id FROM tasks t JOIN v ON v.expected_version IS NOT NULL AND t.tenant_id = v.tenant_id AND t.id = v.task_id
+    WHERE t.xmin::text = v.expected_version
+    FOR UPDATE OF t SKIP LOCKED
+  ),
   updated AS (
     UPDATE tasks t SET queue = v.queue, error = v.error, reason = v.reason,
       data = CASE WHEN v.data_changed THEN v.data::jsonb ELSE t.data END,
@@ -206,21 +223,28 @@ const APPLY = (() => {
       locked_until = v.locked_until, expired_lock_mate_id = v.expired_lock_mate_id, run_id = v.task_run_id,
       deleted_at = v.deleted_at, updated_at = v.at
     FROM v WHERE NOT v.is_new AND t.tenant_id = v.tenant_id AND t.id = v.task_id
+      AND (v.expected_version IS NULL OR (v.tenant_id, v.task_id) IN (SELECT tenant_id, id FROM guarded))
+    RETURNING t.id
   ),
   changes AS (
     SELECT tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, request_id, action, from_queue, from_error, queue, error,
       reason, comment, retry_count, details::jsonb AS details, kpi_outcome, kpi_entries, kpi_seconds, run_id, mate_id, clears_failure
-    FROM v
+    FROM v WHERE v.is_new OR v.task_id IN (SELECT id FROM updated)
   ),`);
 })();
+
+// The statement's text, compiled once (it has no parameters but the arrays).
+let applyCompiled: CompiledQuery | null = null;
 
 /**
  * Writes a batch of changes with one statement: task rows (inserted or updated) and every derived
  * write. Each task may change at most once per batch. The caller holds the changed rows' locks
- * (read FOR UPDATE) or, for creates, owns the new ids.
+ * (read FOR UPDATE) or, for creates, owns the new ids; optimistic changes (`expectedVersion`)
+ * need no lock. Returns the ids of the optimistic changes that were skipped (the row changed since
+ * it was read, or another transaction holds it): nothing of theirs was written.
  */
-export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Promise<void> {
-  if (changes.length === 0) return;
+export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Promise<{ skipped: number[] }> {
+  if (changes.length === 0) return { skipped: [] };
   const seen = new Set<string>();
   for (const c of changes) {
     const k = `${c.after.tenant_id}:${c.after.id}`;
@@ -229,18 +253,25 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
   }
   const rows = changes.map(inputRow);
   const arrays = INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
-  const text = sql`${APPLY}
+  applyCompiled ??= sql`${APPLY}
   ${withDerivedWrites('changes')}
-  SELECT tenant_id, process_id FROM failures_cleared`;
-  const compiled = text.compile(tx.db);
+  SELECT tenant_id, process_id, NULL::bigint AS updated_id FROM failures_cleared
+  UNION ALL SELECT NULL, NULL, id FROM updated`.compile(tx.db);
   // the statement's text has the arrays as $1…$n; Kysely's compile would number its own
   // parameters, and this statement has none but the arrays
-  const { rows: cleared } = await tx.db.executeQuery<{ tenant_id: number; process_id: number }>({ ...compiled, parameters: arrays });
+  const { rows: out } = await tx.db.executeQuery<{ tenant_id: number | null; process_id: number | null; updated_id: number | null }>({
+    ...applyCompiled,
+    parameters: arrays,
+  } as CompiledQuery<{ tenant_id: number | null; process_id: number | null; updated_id: number | null }>);
+  const updated = new Set(out.filter((r) => r.updated_id !== null).map((r) => r.updated_id!));
+  const skipped = changes.filter((c) => c.expectedVersion != null && !updated.has(c.after.id)).map((c) => c.after.id);
+  const skip = new Set(skipped);
   publishChanges(
     tx,
-    changes.map((c) => ({ tenantId: c.after.tenant_id, processId: c.after.process_id })),
-    cleared,
+    changes.filter((c) => !skip.has(c.after.id)).map((c) => ({ tenantId: c.after.tenant_id, processId: c.after.process_id })),
+    out.filter((r) => r.tenant_id !== null) as { tenant_id: number; process_id: number }[],
   );
+  return { skipped };
 }
 
 /** Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input order). */

@@ -10,7 +10,7 @@ import { parseDateTimeInput } from '../lib/time.js';
 import { computeKpi, type KpiOverrides } from '../kpis/rules.js';
 import { applyChanges, type TaskChange } from './funnel.js';
 import { transition, type HandBackAction, type Queue } from './state-machine.js';
-import { selectTasksForUpdate, type LockedTaskRow } from './store.js';
+import { existingTaskIds, selectTasks, selectTasksForUpdate, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
 
 /** Retry may set an activation date at most this far ahead (docs/mate-api.md §7.11). */
 const MAX_ACTIVATION_AHEAD_MS = 366 * 24 * 3600 * 1000;
@@ -71,13 +71,68 @@ const PAST_TENSE: Record<HandBackAction, string> = {
  * count is written by one statement.
  */
 export async function handBack(tx: Tx, items: HandBackItem[]): Promise<Outcome<HandedBack>[]> {
+  return (await handBackAs(tx, items, 'lock')) as Outcome<HandedBack>[];
+}
+
+const busy = (taskId: number) =>
+  new Refusal('task_busy', `Task ${taskId} is being changed by another operation; nothing was done, try again shortly`);
+
+/** The answer to items that met a lock they must not wait for (lock_timeout): busy, nothing done. */
+export function busyOutcomes(items: HandBackItem[]): Outcome<HandedBack>[] {
+  return items.map((i) => refused(busy(i.taskId)));
+}
+
+/**
+ * Hands back tasks of one tenant, reading them as `mode` says (store.ts ReadMode):
+ * - 'lock' (in a transaction): waits for the rows' other holders;
+ * - 'lock-free' (in a transaction): a row another transaction holds is answered `task_busy`,
+ *   the other items go ahead;
+ * - 'version' (autocommit): one optimistic write (funnel.ts); an item whose row changed or was
+ *   held meanwhile, and any later item on the same task, is answered null: nothing of it was
+ *   written, hand it back again (the fast path does, with 'lock-free'). `known` rows (as this
+ *   server process took them, with their versions) are not read again: the write checks them.
+ */
+export async function handBackAs(
+  tx: Tx,
+  items: HandBackItem[],
+  mode: ReadMode,
+  known?: Map<number, ReadTaskRow>,
+): Promise<(Outcome<HandedBack> | null)[]> {
   if (items.length === 0) return [];
   const tenantId = items[0].caller.tenantId;
-  const rows = await selectTasksForUpdate(tx.db, tenantId, [...new Set(items.map((i) => i.taskId).filter(validId))]);
+  const ids = [...new Set(items.map((i) => i.taskId).filter(validId))];
+  // rows this server process took for this tenant (another tenant's id is read, and not found)
+  const mine = mode === 'version' && known ? [...known.values()].filter((r) => r.tenant_id === tenantId) : [];
+  const rows: Map<number, ReadTaskRow> = await selectTasks(
+    tx.db,
+    tenantId,
+    mine.length ? ids.filter((id) => !mine.some((r) => r.id === id)) : ids,
+    mode,
+  );
+  for (const row of mine) rows.set(row.id, row);
+  const held =
+    mode === 'lock-free' && rows.size < ids.length
+      ? await existingTaskIds(
+          tx.db,
+          tenantId,
+          ids.filter((id) => !rows.has(id)),
+        )
+      : null;
   const changes = new Map<number, TaskChange>();
-  const results: Outcome<HandedBack>[] = [];
+  const results: (Outcome<HandedBack> | null)[] = [];
+  const seen = new Set<number>();
   for (const item of items) {
     const { caller } = item;
+    if (mode === 'version' && seen.has(item.taskId)) {
+      // a second item on one task: it must see the first one's effect, which may yet be skipped
+      results.push(null);
+      continue;
+    }
+    seen.add(item.taskId);
+    if (held?.has(item.taskId)) {
+      results.push(refused(busy(item.taskId)));
+      continue;
+    }
     const row = rows.get(item.taskId);
     const refusal = mateTaskRefusal(row, caller, item.taskId);
     if (refusal || !row) {
@@ -106,9 +161,9 @@ export async function handBack(tx: Tx, items: HandBackItem[]): Promise<Outcome<H
     const queue = t.to.queue as Queue;
     const retryCount = row.retry_count + (t.to.retried ? 1 : 0);
     const outcome = t.to.kpi!;
-    const before = { ...row };
-    const after: LockedTaskRow = {
-      ...row,
+    const { version, ...before } = row;
+    const after: ReadTaskRow = {
+      ...before,
       queue,
       error: t.to.error,
       reason: item.reason,
@@ -129,12 +184,19 @@ export async function handBack(tx: Tx, items: HandBackItem[]): Promise<Outcome<H
       details: t.to.note ? { note: t.to.note } : null,
       kpi: { outcome, ...computeKpi(row.kpi, outcome, item.overrides) },
       clearsFailure: true,
+      expectedVersion: mode === 'version' ? version : null,
     });
     // later items in this batch see the new state
     rows.set(row.id, after);
     const message = t.to.note ? `Task ${row.id}: ${t.to.note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
     results.push({ ok: true, value: { taskId: row.id, queue, error: t.to.error, message } });
   }
-  await applyChanges(tx, [...changes.values()]);
+  const { skipped } = await applyChanges(tx, [...changes.values()]);
+  if (skipped.length) {
+    const again = new Set(skipped);
+    items.forEach((item, i) => {
+      if (again.has(item.taskId)) results[i] = null;
+    });
+  }
   return results;
 }

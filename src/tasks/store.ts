@@ -100,16 +100,54 @@ export interface LockedTaskRow extends TaskRow {
   lock_timeout_seconds: number;
 }
 
+/** How a hand-back reads its tasks (hand-back.ts). */
+export type ReadMode =
+  /** lock the rows for this transaction, waiting for other holders */
+  | 'lock'
+  /** lock the rows that are free; rows another transaction holds are left out (busy) */
+  | 'lock-free'
+  /** no lock: each row with its version (`xmin`), for an optimistic change (funnel.ts) */
+  | 'version';
+
+export interface ReadTaskRow extends LockedTaskRow {
+  /** the row's version as read ('version' mode) */
+  version?: string;
+}
+
+const READS = {
+  lock: sql`FOR UPDATE OF t`,
+  'lock-free': sql`FOR UPDATE OF t SKIP LOCKED`,
+  version: sql``,
+};
+
 /** Reads tasks with their process settings and locks the rows for this transaction. */
 export async function selectTasksForUpdate(db: Kysely<Database>, tenantId: number, ids: number[]): Promise<Map<number, LockedTaskRow>> {
+  return selectTasks(db, tenantId, ids, 'lock');
+}
+
+/** Reads tasks with their process settings, locked or with their versions (ReadMode). */
+export async function selectTasks(
+  db: Kysely<Database>,
+  tenantId: number,
+  ids: number[],
+  mode: ReadMode,
+): Promise<Map<number, ReadTaskRow>> {
   if (ids.length === 0) return new Map();
-  const { rows } =
-    await sql<LockedTaskRow>`${prepared} SELECT ${taskColumns('t')}, p.process_key, p.retry_allowed, p.max_retries, p.kpi, p.lock_timeout_seconds
+  const { rows } = await sql<ReadTaskRow>`${prepared} SELECT ${taskColumns('t')}, p.process_key, p.retry_allowed, p.max_retries, p.kpi,
+      p.lock_timeout_seconds${mode === 'version' ? sql`, t.xmin::text AS version` : sql``}
     FROM tasks t JOIN processes p ON p.tenant_id = t.tenant_id AND p.id = t.process_id
     WHERE t.tenant_id = ${tenantId} AND t.id = ANY(${ids}::bigint[]) AND t.deleted_at IS NULL
     ORDER BY t.id
-    FOR UPDATE OF t`.execute(db);
+    ${READS[mode]}`.execute(db);
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Which of these tasks exist (not deleted), without waiting for any lock. */
+export async function existingTaskIds(db: Kysely<Database>, tenantId: number, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: number }>`${prepared} SELECT id FROM tasks
+    WHERE tenant_id = ${tenantId} AND id = ANY(${ids}::bigint[]) AND deleted_at IS NULL`.execute(db);
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function countUnresolvedErrors(db: Kysely<Database>, tenantId: number, processId: number): Promise<number> {

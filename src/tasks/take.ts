@@ -21,7 +21,10 @@ export interface TakeRequest {
 }
 
 /** The tasks taken, or why there were none (the dummy task's reason, docs/mate-api.md §6.2). */
-export type TakeResult = { tasks: TaskRow[]; runId: number } | { empty: DummyReason; message: string };
+/** A taken task, with its row version as the take wrote it (funnel.ts: optimistic changes). */
+export type TakenRow = TaskRow & { version: string };
+
+export type TakeResult = { tasks: TakenRow[]; runId: number } | { empty: DummyReason; message: string };
 
 interface TakeSlot {
   mateId: number;
@@ -43,9 +46,9 @@ export async function takeTasks(
   now: Date,
   until: Date,
   slots: TakeSlot[],
-): Promise<(TaskRow & { slot: number })[]> {
+): Promise<(TakenRow & { slot: number })[]> {
   const { tenantId, id: processId } = proc;
-  const { rows } = await sql<TaskRow & { slot: number }>`${sql.raw(PREPARED)}
+  const { rows } = await sql<TakenRow & { slot: number }>`${sql.raw(PREPARED)}
     WITH picked AS (
       SELECT id FROM tasks
       WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
@@ -73,7 +76,7 @@ export async function takeTasks(
         expired_lock_mate_id = NULL, updated_at = ${now}
       FROM numbered n JOIN slots s ON s.rn = n.rn
       WHERE t.tenant_id = ${tenantId} AND t.id = n.id
-      RETURNING ${taskColumns('t')}, s.rn AS slot, s.mate_name, s.request_id
+      RETURNING ${taskColumns('t')}, t.xmin::text AS version, s.rn AS slot, s.mate_name, s.request_id
     ),
     changes AS (
       SELECT l.tenant_id, l.id AS task_id, l.process_id, ${now}::timestamptz AS at, 'mate'::text AS actor_type, l.locked_by_mate_id AS actor_id,
@@ -85,7 +88,7 @@ export async function takeTasks(
       FROM locked l
     ),
     ${withDerivedWrites('changes')}
-    SELECT ${sql.raw(TASK_ROW_COLUMNS.join(', '))}, slot FROM locked`.execute(tx.db);
+    SELECT ${sql.raw(TASK_ROW_COLUMNS.join(', '))}, version, slot FROM locked`.execute(tx.db);
   return rows.map((r) => ({ ...r, slot: Number(r.slot) }));
 }
 
@@ -133,13 +136,17 @@ export class Takes {
       const rows = await takeTasks(tx, proc, now, until, slots);
       if (rows.length) {
         this.runsTouched.set(key, now.getTime());
-        publishChanges(tx, [{ tenantId: proc.tenantId, processId: proc.id }], []);
+        publishChanges(
+          tx,
+          rows.map(() => ({ tenantId: proc.tenantId, processId: proc.id })),
+          [],
+        );
       }
       const bySlot = new Map(rows.map((r) => [r.slot, r]));
       const order = compareTakeOrder(proc.deadlinesEnabled);
       let slot = 0;
       const results: TakeResult[] = requests.map((r) => {
-        const mine: TaskRow[] = [];
+        const mine: TakenRow[] = [];
         for (let i = 0; i < r.count; i++) {
           const row = bySlot.get(++slot);
           if (row) mine.push(row);

@@ -6,17 +6,46 @@ import { Refusal } from '../../lib/errors.js';
 import { getKey, readInteger } from '../../lib/values.js';
 import { formatDateTime } from '../../lib/time.js';
 import { loadProcessById } from '../../processes/store.js';
-import { handBack, type HandBackItem } from '../../tasks/hand-back.js';
+import type { HandBackItem } from '../../tasks/hand-back.js';
+import { handBackBatch } from '../../tasks/batching.js';
 import { extendLock, updateTask } from '../../tasks/update.js';
 import type { HandBackAction } from '../../tasks/state-machine.js';
-import { response } from '../answers.js';
+import { dummyTask, response, taskObject } from '../answers.js';
+import type { ProcessDef } from '../../processes/store.js';
 import { ACTIONS, readAction, requireId, type Body } from '../readers.js';
 import { NO_EXTRA_KEYS, S, withProperties, type MateRoute } from '../route.js';
 
-// One Return call hands back at most this many tasks: each item is its own transaction.
+// One Return call hands back at most this many tasks: each item is written on its own.
 const MAX_RETURN_ITEMS = 1_000;
 
-const handBackAnswer = withProperties(S.response, { queue: { type: 'string' }, error: { type: 'boolean' } });
+const handBackAnswer = withProperties(S.response, {
+  queue: { type: 'string' },
+  error: { type: 'boolean' },
+  next: {
+    ...S.task,
+    description:
+      'Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task',
+  },
+});
+
+const handBackBody = withProperties(S.taskAction, {
+  takeNext: {
+    type: 'string',
+    description:
+      'Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task)',
+  },
+});
+
+/** The ProcessKey of the combined call's `takeNext` (docs/mate-api.md, Queuemate extensions); null when absent. */
+function readTakeNext(body: Body): string | null {
+  const v = getKey(body, 'takeNext');
+  if (v === undefined || v === null || v === '') return null;
+  if (typeof v !== 'string')
+    throw new Refusal('invalid_field', 'takeNext must be a ProcessKey (a string)', [
+      { field: 'takeNext', code: 'invalid_field', message: 'takeNext must be a string' },
+    ]);
+  return v;
+}
 
 const handBackRoute = (name: string, action: HandBackAction): MateRoute => ({
   method: 'POST',
@@ -24,14 +53,37 @@ const handBackRoute = (name: string, action: HandBackAction): MateRoute => ({
   withProcess: false,
   bodyType: 'object',
   refusal: NO_EXTRA_KEYS,
-  summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}`,
-  doc: { body: S.taskAction, response: handBackAnswer },
+  summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}; with takeNext, also take the next task`,
+  doc: { body: handBackBody, response: handBackAnswer },
   handler: async (ctx) => {
-    const r = await ctx.services.batchers.handBack(readAction(ctx.body as Body, ctx.caller, action));
+    const body = ctx.body as Body;
+    const item = readAction(body, ctx.caller, action);
+    const nextKey = readTakeNext(body);
+    // the process before the state (docs/mate-api.md §5): an unknown one hands nothing back
+    const proc = nextKey === null ? null : await ctx.process(nextKey);
+    const r = await ctx.services.batchers.handBack(item);
     if (!r.ok) throw r.refusal;
-    return response(ctx.req, r.value.message, { queue: r.value.queue, error: r.value.error });
+    const extra: Record<string, unknown> = { queue: r.value.queue, error: r.value.error };
+    if (proc) extra.next = await takeNextAfter(ctx, proc);
+    return response(ctx.req, r.value.message, extra);
   },
 });
+
+/**
+ * The combined call's take, after its hand-back committed: exactly TakeNext's. A failure here
+ * cannot undo the hand-back, so it is answered in `next` (a dummy task with code `unavailable`),
+ * never as a failure of the whole call.
+ */
+async function takeNextAfter(ctx: Parameters<MateRoute['handler']>[0], proc: ProcessDef): Promise<Record<string, unknown>> {
+  try {
+    const t = await ctx.services.batchers.take(proc, { caller: ctx.caller, count: 1 });
+    if ('empty' in t) return dummyTask(proc.processKey, t.empty, t.message, ctx.req.id);
+    return taskObject(t.tasks[0], proc, ctx.caller.timeZone);
+  } catch (err) {
+    ctx.req.log.error({ err }, 'combined call: the hand-back committed, the take failed');
+    return dummyTask(proc.processKey, 'unavailable', 'The task was handed back; taking the next one failed: call TakeNext', ctx.req.id);
+  }
+}
 
 /** A Return item as a hand-back, or the refusal that makes it fail alone (docs/mate-api.md §7.13). */
 function readReturnItem(
@@ -110,8 +162,8 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
           results.push({ taskId: read.taskId, succeeded: false, message: read.refusal.message, code: read.refusal.code });
           continue;
         }
-        // each item in its own transaction, as its action would
-        const [r] = await ctx.services.units.transaction((tx) => handBack(tx, [read]));
+        // each item on its own, as its action would (never waiting for a row another transaction holds)
+        const [r] = await handBackBatch(ctx.services.units, [read]);
         results.push(
           r.ok
             ? { taskId: r.value.taskId, succeeded: true, message: r.value.message, queue: r.value.queue, error: r.value.error }

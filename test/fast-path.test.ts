@@ -1,0 +1,241 @@
+/**
+ * The hand-back fast path keeps the guarantees: the combined call ("hand back and take the next",
+ * a Queuemate extension), optimistic writes that skip a changed row, a held task row that never
+ * stalls the tenant's other hand-backs, and a ledger check after concurrent takes, hand-backs and
+ * combined calls on both stores.
+ */
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { testApp, type TestApp } from './helpers/app.js';
+import { seedTenant, type SeededTenant } from './helpers/seed.js';
+import { Mate } from './helpers/mate.js';
+import { DATABASE_URL } from './helpers/db.js';
+import { applyChanges } from '../src/tasks/funnel.js';
+import { selectTasks } from '../src/tasks/store.js';
+import type { Caller } from '../src/lib/caller.js';
+
+let t: TestApp;
+let tenant: SeededTenant;
+let mate: Mate;
+
+before(async () => {
+  t = await testApp();
+  tenant = await seedTenant(t.store, 'fast', {
+    processes: [{ processKey: 'Work', fields: [{ name: 'n', type: 'integer' }] }, { processKey: 'Other' }],
+  });
+  mate = await Mate.signIn(t.app, tenant);
+});
+after(async () => {
+  await t?.close();
+});
+
+async function history(taskId: number): Promise<string[]> {
+  const { rows } = await sql<{ action: string }>`SELECT action FROM task_history
+    WHERE tenant_id = ${tenant.tenantId} AND task_id = ${taskId} ORDER BY id`.execute(t.store.db);
+  return rows.map((r) => r.action);
+}
+
+async function taskRow(taskId: number) {
+  const { rows } = await sql<{ queue: string; locked_by_mate_id: number | null }>`SELECT queue, locked_by_mate_id FROM tasks
+    WHERE tenant_id = ${tenant.tenantId} AND id = ${taskId}`.execute(t.store.db);
+  return rows[0];
+}
+
+test('Solved with takeNext hands back, then answers the next task locked as TakeNext locks it', async () => {
+  const a = await mate.create('Work', { n: 1 });
+  const b = await mate.create('Work', { n: 2 });
+  const first = await mate.takeNext('Work');
+  assert.equal(first.taskId, a);
+  const r = await mate.post('/api/Solved', { taskId: a, takeNext: 'work' });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.succeeded, true);
+  assert.equal(r.body.queue, 'Solved');
+  assert.equal(r.body.next.taskId, b);
+  assert.equal(r.body.next.n, 2);
+  assert.equal(r.body.next.processKey, 'Work');
+  assert.equal((await taskRow(a)).queue, 'Solved');
+  assert.equal((await taskRow(b)).locked_by_mate_id, tenant.mateId);
+  assert.deepEqual(await history(b), ['Created', 'Taken']);
+
+  // the queue is now empty: the hand-back still commits, next is the dummy task
+  const last = await mate.post('/api/Manual', { taskId: b, reason: 'needs a person', takeNext: 'Work' });
+  assert.equal(last.body.succeeded, true);
+  assert.equal(last.body.queue, 'Manual');
+  assert.equal(last.body.next.taskId, -1);
+  assert.equal(last.body.next.code, 'queue_empty');
+  assert.equal((await taskRow(b)).queue, 'Manual');
+});
+
+test('without takeNext the answer is the official one (no next key)', async () => {
+  const a = await mate.create('Work', { n: 3 });
+  assert.equal((await mate.takeNext('Work')).taskId, a);
+  const r = await mate.post('/api/Solved', { taskId: a });
+  assert.equal(r.body.succeeded, true);
+  assert.equal('next' in r.body, false);
+});
+
+test('a refused hand-back takes nothing; an unknown process or a non-string takeNext hands nothing back', async () => {
+  const a = await mate.create('Work', { n: 4 });
+  const b = await mate.create('Work', { n: 5 });
+  assert.equal((await mate.takeNext('Work')).taskId, a);
+
+  const wrongProcess = await mate.post('/api/Solved', { taskId: a, takeNext: 'NoSuchProcess' });
+  assert.equal(wrongProcess.status, 404);
+  assert.equal(wrongProcess.body.code, 'process_not_found');
+  const badValue = await mate.post('/api/Solved', { taskId: a, takeNext: 7 });
+  assert.equal(badValue.status, 400);
+  assert.equal(badValue.body.code, 'invalid_field');
+  assert.equal((await taskRow(a)).queue, 'Ready');
+  assert.equal((await taskRow(a)).locked_by_mate_id, tenant.mateId);
+
+  // b is not held by this Mate: refused, and nothing is taken
+  const refused = await mate.post('/api/Solved', { taskId: b, takeNext: 'Work' });
+  assert.equal(refused.body.succeeded, false);
+  assert.equal(refused.body.code, 'task_not_locked_by_you');
+  assert.equal('next' in refused.body, false);
+  assert.equal((await taskRow(b)).locked_by_mate_id, null);
+
+  await mate.post('/api/Solved', { taskId: a });
+  assert.equal((await mate.takeNext('Work')).taskId, b);
+  await mate.post('/api/Solved', { taskId: b });
+});
+
+test('an optimistic change whose row changed since it was read is skipped with everything derived from it', async () => {
+  const a = await mate.create('Work', { n: 6 });
+  assert.equal((await mate.takeNext('Work')).taskId, a);
+  const read = (await selectTasks(t.store.db, tenant.tenantId, [a], 'version')).get(a)!;
+  assert.ok(read.version);
+  // the row changes after it was read
+  const extended = await mate.post('/api/ExtendLock', { taskId: a, seconds: 600 });
+  assert.equal(extended.body.succeeded, true);
+  const caller: Caller = {
+    tenantId: tenant.tenantId,
+    timeZone: 'UTC',
+    actor: { type: 'mate', id: tenant.mateId, name: tenant.mateUsername },
+    requestId: null,
+    now: new Date(),
+  };
+  const { version, ...before } = read;
+  const r = await t.app.services.units.autocommit((tx) =>
+    applyChanges(tx, [
+      {
+        caller,
+        before,
+        after: { ...before, queue: 'Solved', locked_by_mate_id: null, locked_until: null, run_id: null },
+        action: 'Solved',
+        kpi: { outcome: 'Solved', entries: 1, secondsSaved: 0 },
+        expectedVersion: version,
+      },
+    ]),
+  );
+  assert.deepEqual(r.skipped, [a]);
+  assert.equal((await taskRow(a)).queue, 'Ready');
+  assert.equal((await history(a)).includes('Solved'), false);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM kpi_events WHERE tenant_id = ${tenant.tenantId} AND task_id = ${a}`.execute(t.store.db);
+  assert.equal(rows[0].n, 0);
+  // through the API the same hand-back goes ahead (it reads the row again)
+  const solved = await mate.post('/api/Solved', { taskId: a });
+  assert.equal(solved.body.succeeded, true);
+  assert.deepEqual((await history(a)).slice(-1), ['Solved']);
+});
+
+test(
+  'a task row held by another connection: a different task of the tenant is handed back at once, the held one is answered task_busy',
+  { skip: DATABASE_URL ? false : 'needs DATABASE_URL (PostgreSQL: a second connection)' },
+  async () => {
+    const held = await mate.create('Work', { n: 7 });
+    const free = await mate.create('Work', { n: 8 });
+    assert.equal((await mate.takeNext('Work')).taskId, held);
+    assert.equal((await mate.takeNext('Work')).taskId, free);
+    const other = new pg.Client({ connectionString: t.store.url! });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM tasks WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenant.tenantId, held]);
+      // both at once, in one batch of the tenant's hand-backs
+      const [stuck, ok] = await Promise.all([mate.post('/api/Solved', { taskId: held }), mate.post('/api/Solved', { taskId: free })]);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.body.succeeded, true);
+      assert.equal(stuck.status, 409);
+      assert.equal(stuck.body.code, 'task_busy');
+      assert.equal(stuck.body.succeeded, false);
+      assert.equal(stuck.headers['retry-after'], '1');
+      assert.equal((await taskRow(free)).queue, 'Solved');
+      // nothing of the stuck one was written
+      assert.deepEqual(await history(held), ['Created', 'Taken']);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    const again = await mate.post('/api/Solved', { taskId: held });
+    assert.equal(again.body.succeeded, true);
+    assert.deepEqual((await history(held)).slice(-1), ['Solved']);
+  },
+);
+
+test('ledger: concurrent takes, hand-backs and combined calls lose nothing and give no task twice', async () => {
+  const TASKS = 240;
+  const WORKERS = 12;
+  const ids: number[] = [];
+  for (let i = 0; i < TASKS; i += 120) {
+    const r = await mate.post(
+      '/api/CreateTasks/Other',
+      Array.from({ length: 120 }, () => ({})),
+    );
+    assert.equal(r.body.succeeded, true);
+    ids.push(...r.body.taskIds);
+  }
+  const taken: number[] = [];
+  const outcomes = new Map<number, string>();
+  const actions = ['Solved', 'Manual', 'Error', 'Retry'] as const;
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, w) => {
+      const combined = w % 2 === 0;
+      let task = (await mate.get('/api/TakeNext/Other')).body;
+      while (task.taskId > 0) {
+        taken.push(task.taskId);
+        // Retry only on a task's first pass, so every task ends in Solved or Manual
+        const action = actions[(task.taskId + w) % 4] === 'Retry' && task.retryCount > 0 ? 'Solved' : actions[(task.taskId + w) % 4];
+        const r = await mate.post(`/api/${action}`, combined ? { taskId: task.taskId, takeNext: 'Other' } : { taskId: task.taskId });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+        outcomes.set(task.taskId, r.body.queue);
+        task = combined ? r.body.next : (await mate.get('/api/TakeNext/Other')).body;
+      }
+      assert.equal(task.code, 'queue_empty');
+    }),
+  );
+  // every task ended up handed back; a task is taken again only after a Retry put it back
+  const { rows } = await sql<{
+    id: number;
+    queue: string;
+    locked: boolean;
+    taken: number;
+    handed: number;
+    kpis: number;
+    retry_count: number;
+  }>`
+    SELECT t.id, t.queue, t.locked_until IS NOT NULL AS locked, t.retry_count,
+      (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id AND h.action = 'Taken') AS taken,
+      (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id AND h.action IN ('Solved', 'Manual', 'Error', 'Retry')) AS handed,
+      (SELECT count(*)::int FROM kpi_events k WHERE k.tenant_id = t.tenant_id AND k.task_id = t.id) AS kpis
+    FROM tasks t WHERE t.tenant_id = ${tenant.tenantId} AND t.id = ANY(${ids}::bigint[])`.execute(t.store.db);
+  assert.equal(rows.length, TASKS);
+  for (const r of rows) {
+    assert.ok(['Solved', 'Manual'].includes(r.queue), `task ${r.id} ended in ${r.queue}`);
+    assert.equal(r.locked, false);
+    assert.equal(r.taken, r.retry_count + 1, `task ${r.id}: taken ${r.taken} times, retried ${r.retry_count}`);
+    assert.equal(r.handed, r.taken, `task ${r.id}: one hand-back per take`);
+    assert.equal(r.kpis, r.handed, `task ${r.id}: one KPI event per hand-back`);
+    assert.equal(taken.filter((x) => x === r.id).length, r.taken);
+  }
+  // the runs counted every hand-back
+  const { rows: runs } = await sql<{ n: number }>`SELECT coalesce(sum(solved_count + manual_count + error_count + retry_count), 0)::int AS n
+    FROM runs r JOIN processes p ON p.tenant_id = r.tenant_id AND p.id = r.process_id
+    WHERE r.tenant_id = ${tenant.tenantId} AND p.process_key = 'Other'`.execute(t.store.db);
+  assert.equal(runs[0].n, taken.length);
+});
