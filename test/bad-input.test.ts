@@ -488,7 +488,7 @@ test("another tenant's task id → 200 task_not_found, the same answer as a none
   const { rows } = await sql<{
     id: string;
     n: string;
-  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence('tasks', 'id'))) AS id, currval(pg_get_serial_sequence('tasks', 'id')) AS n`.execute(
+  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence('tasks', 'id')), 'tasks') AS id, currval(pg_get_serial_sequence('tasks', 'id')) AS n`.execute(
     t.store.db,
   );
   const next = Number(rows[0].id);

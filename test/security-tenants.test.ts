@@ -118,7 +118,7 @@ async function reserveId(table: 'tasks' | 'runs'): Promise<number> {
   const { rows } = await sql<{
     id: string;
     n: string;
-  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence(${table}, 'id'))) AS id, currval(pg_get_serial_sequence(${table}, 'id')) AS n`.execute(
+  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence(${table}, 'id')), ${table}) AS id, currval(pg_get_serial_sequence(${table}, 'id')) AS n`.execute(
     t.store.db,
   );
   const id = Number(rows[0].id);

@@ -11,7 +11,7 @@ INSERT INTO id_secret (key) VALUES (md5(gen_random_uuid()::text || gen_random_uu
 -- A four-round Feistel network over 52 bits (two 26-bit halves), md5 of the key as its round
 -- function; 0 is never an id (the counter value that would give 0 gets the image of 0 instead,
 -- which no counter value reaches: counters start at 1).
-CREATE FUNCTION qm_opaque_id(n bigint, k text) RETURNS bigint LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+CREATE FUNCTION qm_permute_id(n bigint, k text) RETURNS bigint LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
   v bigint := n;
   l bigint;
@@ -32,8 +32,9 @@ BEGIN
   RETURN v;
 END $$;
 
-CREATE FUNCTION qm_opaque_id(n bigint) RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN qm_opaque_id(n, (SELECT key FROM id_secret));
+-- The id for counter value n of a kind of row ('tasks', 'runs'): each kind has a key of its own.
+CREATE FUNCTION qm_opaque_id(n bigint, kind text) RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE
+  RETURN qm_permute_id(n, (SELECT key FROM id_secret) || ':' || kind);
 
 -- The identity columns become a counter (continuing where the identity was) and the permuted
 -- default. Ids already given keep their values.
@@ -47,7 +48,7 @@ BEGIN
     EXECUTE format('ALTER TABLE %I ALTER COLUMN id DROP IDENTITY', tbl);
     EXECUTE format('CREATE SEQUENCE %I OWNED BY %I.id', tbl || '_id_counter', tbl);
     PERFORM setval(tbl || '_id_counter', GREATEST(last, 1), true);
-    EXECUTE format('ALTER TABLE %I ALTER COLUMN id SET DEFAULT qm_opaque_id(nextval(%L))', tbl, tbl || '_id_counter');
+    EXECUTE format('ALTER TABLE %I ALTER COLUMN id SET DEFAULT qm_opaque_id(nextval(%L), %L)', tbl, tbl || '_id_counter', tbl);
   END LOOP;
 END $$;
 
