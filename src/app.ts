@@ -46,6 +46,14 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: config.bodyLimit,
+    // Slow clients (slowloris, a body trickled in): the whole request within requestTimeoutMs, the
+    // headers within 10 s of it, checked every second; idle keep-alive connections close after 72 s.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
     // Trust the X-Request-Id of a proxy in front when it is well-formed; otherwise make one. The
     // header is read by genReqId only: Fastify's requestIdHeader would take any value as sent.
     requestIdHeader: false,
@@ -60,6 +68,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     // a number of hops is accepted at run time (Fastify's type leaves it out)
     trustProxy: config.trustProxy as boolean | string,
   });
+  // beyond this many open connections, new ones are closed at once (idle clients cannot starve others)
+  app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
   app.addHook('onClose', async () => services.close());
   securityHeaders(app);

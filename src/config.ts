@@ -20,6 +20,8 @@ export interface Config {
   lockSweepIntervalSeconds: number;
   dbPoolSize: number;
   dbLockTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
   dbStatementTimeoutMs: number;
   shutdownTimeoutSeconds: number;
   signInMaxFailuresPerUser: number;
@@ -149,6 +151,28 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 200,
     description: 'PostgreSQL connections per server process (the embedded store always uses one).',
+  },
+  {
+    key: 'requestTimeoutMs',
+    env: 'QUEUEMATE_REQUEST_TIMEOUT',
+    flag: '--request-timeout',
+    kind: 'int',
+    default: 30000,
+    min: 1000,
+    max: 600000,
+    description:
+      'Milliseconds a client has to send a whole request (headers within 10 s at most); a slower one gets 408 and its connection is closed.',
+  },
+  {
+    key: 'maxConnections',
+    env: 'QUEUEMATE_MAX_CONNECTIONS',
+    flag: '--max-connections',
+    kind: 'int',
+    default: 1000,
+    min: 1,
+    max: 1000000,
+    description:
+      'Open connections a server process accepts at once; beyond it new connections are closed at once, so idle clients cannot starve others.',
   },
   {
     key: 'dbLockTimeoutMs',
