@@ -11,7 +11,9 @@ import { isMigrated } from './db/migrator.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createServices, type Services } from './services.js';
 import { requestIdFor } from './http/request-id.js';
+import { MAX_PATH_PARAM, routerRefusal } from './http/router-errors.js';
 import { securityHeaders } from './http/security-headers.js';
+import { errorSerializer, requestSerializer } from './http/log.js';
 import { tokenRoutes } from './mate-api/routes/token.js';
 import { mateApi } from './mate-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
@@ -22,6 +24,8 @@ export interface AppDeps {
   clock?: Clock;
   /** run the background jobs on a timer (default true; tests call sweepOnce themselves) */
   sweeper?: boolean;
+  /** where the log lines go (default stdout; tests read them) */
+  logStream?: NodeJS.WritableStream;
 }
 
 declare module 'fastify' {
@@ -38,17 +42,35 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       level: config.logLevel,
       // Never log credentials: tokens, passwords and secrets stay out of the log (ASVS 16.2.5).
       redact: ['req.headers.authorization', 'req.headers.cookie', 'body.password', 'body.client_secret'],
+      // no query value, no row data of a database error (src/http/log.ts)
+      serializers: { req: requestSerializer as never, err: errorSerializer as never },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     bodyLimit: config.bodyLimit,
-    // Trust the X-Request-Id of a proxy in front when it is well-formed; otherwise make one.
-    requestIdHeader: 'x-request-id',
+    // Slow clients (slowloris, a body trickled in): the whole request within requestTimeoutMs, the
+    // headers within 10 s of it, checked every second; idle keep-alive connections close after 72 s.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    // Trust the X-Request-Id of a proxy in front when it is well-formed; otherwise make one. The
+    // header is read by genReqId only: Fastify's requestIdHeader would take any value as sent.
+    requestIdHeader: false,
     genReqId: requestIdFor,
-    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
+    // A ProcessKey longer than any process's is looked up (and not found) rather than answered 414
+    // by the router; the URL as a whole is bounded by Node's header size limit.
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM },
+    // The router's own refusals (a path that is not valid percent-encoding) in each surface's shape.
+    frameworkErrors: routerRefusal,
     // Requests still running at shutdown get this long; main.ts also bounds the whole shutdown.
     return503OnClosing: true,
     // a number of hops is accepted at run time (Fastify's type leaves it out)
     trustProxy: config.trustProxy as boolean | string,
   });
+  // beyond this many open connections, new ones are closed at once (idle clients cannot starve others)
+  app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
   app.addHook('onClose', async () => services.close());
   securityHeaders(app);

@@ -19,6 +19,10 @@ export interface Config {
   bodyLimit: number;
   lockSweepIntervalSeconds: number;
   dbPoolSize: number;
+  dbLockTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
+  dbStatementTimeoutMs: number;
   shutdownTimeoutSeconds: number;
   signInMaxFailuresPerUser: number;
   signInMaxFailuresPerAddress: number;
@@ -147,6 +151,49 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 200,
     description: 'PostgreSQL connections per server process (the embedded store always uses one).',
+  },
+  {
+    key: 'requestTimeoutMs',
+    env: 'QUEUEMATE_REQUEST_TIMEOUT',
+    flag: '--request-timeout',
+    kind: 'int',
+    default: 30000,
+    min: 1000,
+    max: 600000,
+    description:
+      'Milliseconds a client has to send a whole request (headers within 10 s at most); a slower one gets 408 and its connection is closed.',
+  },
+  {
+    key: 'maxConnections',
+    env: 'QUEUEMATE_MAX_CONNECTIONS',
+    flag: '--max-connections',
+    kind: 'int',
+    default: 1000,
+    min: 1,
+    max: 1000000,
+    description:
+      'Open connections a server process accepts at once; beyond it new connections are closed at once, so idle clients cannot starve others.',
+  },
+  {
+    key: 'dbLockTimeoutMs',
+    env: 'QUEUEMATE_DB_LOCK_TIMEOUT',
+    flag: '--db-lock-timeout',
+    kind: 'int',
+    default: 5000,
+    min: 0,
+    max: 600000,
+    description:
+      'PostgreSQL: milliseconds a statement waits for a locked row before the request is answered 503 with Retry-After (0: wait without limit).',
+  },
+  {
+    key: 'dbStatementTimeoutMs',
+    env: 'QUEUEMATE_DB_STATEMENT_TIMEOUT',
+    flag: '--db-statement-timeout',
+    kind: 'int',
+    default: 30000,
+    min: 0,
+    max: 3600000,
+    description: 'PostgreSQL: milliseconds a statement may run before it is cancelled and the request answered 503 (0: no limit).',
   },
   {
     key: 'shutdownTimeoutSeconds',

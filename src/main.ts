@@ -120,7 +120,13 @@ function print(p: Parsed, json: unknown, text: string): void {
 async function start(config: Config): Promise<void> {
   const { openStore } = await loadStore();
   const [{ createApp }, { ensureDemo, formatDemoCredentials }] = await Promise.all([import('./app.js'), import('./setup/demo.js')]);
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+    lockTimeoutMs: config.dbLockTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+  });
   let app;
   try {
     await migrate(store);

@@ -484,9 +484,15 @@ test('a task not locked by the caller, a Solved task, a nonexistent one → 200 
 test("another tenant's task id → 200 task_not_found, the same answer as a nonexistent id", async () => {
   const before = await snapshot(t.store.db, otherTenant.tenantId);
   // the id the next task will get: ask for it while it does not exist, then once it is the other tenant's
-  const { rows } = await sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence('tasks', 'id')) AS id`.execute(t.store.db);
+  // (ids are the counter through a permutation, migration 0002: the counter is put back)
+  const { rows } = await sql<{
+    id: string;
+    n: string;
+  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence('tasks', 'id')), 'tasks') AS id, currval(pg_get_serial_sequence('tasks', 'id')) AS n`.execute(
+    t.store.db,
+  );
   const next = Number(rows[0].id);
-  await sql`SELECT setval(pg_get_serial_sequence('tasks', 'id'), ${next}, false)`.execute(t.store.db);
+  await sql`SELECT setval(pg_get_serial_sequence('tasks', 'id'), ${Number(rows[0].n)}, false)`.execute(t.store.db);
   const ask = () => raw('POST', '/api/Solved', json(JSON.stringify({ taskId: next, reason: 'mine now' })));
   const missing = await ask();
   const theirs = await mateB.create('OtherKey', { coreSystemKey: 'theirs too' });

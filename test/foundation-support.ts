@@ -148,6 +148,7 @@ export async function deadPid(): Promise<number> {
 /** The tables of the domain (docs/product.md), all created by the migrations. */
 export const EXPECTED_TABLES: readonly string[] = [
   'audit_log',
+  'id_secret',
   'idempotency_keys',
   'kpi_events',
   'mates',

@@ -114,9 +114,15 @@ let targetA: Target;
 const baseline = new Map<string, string>();
 
 async function reserveId(table: 'tasks' | 'runs'): Promise<number> {
-  const { rows } = await sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence(${table}, 'id')) AS id`.execute(t.store.db);
+  // ids are the counter through a permutation (migration 0002): the counter is put back
+  const { rows } = await sql<{
+    id: string;
+    n: string;
+  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence(${table}, 'id')), ${table}) AS id, currval(pg_get_serial_sequence(${table}, 'id')) AS n`.execute(
+    t.store.db,
+  );
   const id = Number(rows[0].id);
-  await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), ${id}, false)`.execute(t.store.db);
+  await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), ${Number(rows[0].n)}, false)`.execute(t.store.db);
   return id;
 }
 

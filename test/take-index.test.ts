@@ -148,6 +148,6 @@ test("the indexes hold exactly the free Ready tasks the query asks for (their WH
     assert.match(r.indexdef, /WHERE \(\(queue = 'Ready'::text\) AND \(locked_until IS NULL\) AND \(deleted_at IS NULL\)\)/, r.indexdef);
   }
   // ASC NULLS LAST is the default order, which pg_indexes does not spell out
-  assert.match(rows[0].indexdef, /\(tenant_id, process_id, urgent DESC, deadline, queue_position, id\)/);
-  assert.match(rows[1].indexdef, /\(tenant_id, process_id, urgent DESC, queue_position, id\)/);
+  assert.match(rows[0].indexdef, /\(tenant_id, process_id, urgent DESC, deadline, queue_position, seq\)/);
+  assert.match(rows[1].indexdef, /\(tenant_id, process_id, urgent DESC, queue_position, seq\)/);
 });

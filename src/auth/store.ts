@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { normalizeClientId } from '../tenants/service.js';
+import { isStorableText } from '../lib/values.js';
 
 export interface ClientRecord {
   tenantId: number;
@@ -12,6 +13,8 @@ export interface ClientRecord {
 
 /** One query whether or not the tenant exists, so both answers take about as long. */
 export async function findClient(db: Kysely<Database>, clientId: string, now: Date): Promise<ClientRecord | null> {
+  // no tenant has a Client Id PostgreSQL could not even compare (U+0000, a lone surrogate)
+  if (!isStorableText(clientId)) return null;
   const rows = await db
     .selectFrom('tenants as t')
     .leftJoin('tenant_api_secrets as s', (join) =>
@@ -37,6 +40,7 @@ export interface MateRecord {
 }
 
 export async function findMateByUsername(db: Kysely<Database>, tenantId: number, username: string): Promise<MateRecord | null> {
+  if (!isStorableText(username)) return null;
   const row = await db
     .selectFrom('mates')
     .select(['id', 'username', 'password_hash', 'disabled', 'credential_version'])

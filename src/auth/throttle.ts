@@ -4,11 +4,16 @@
  * Each subject (a tenant's username, or a client address) has a fixed window that starts at its
  * first failure. Once it holds `max` failures, further tries are refused with 429 until the window
  * ends; refused tries are not counted. A success clears the username, not the address.
+ *
+ * A sign-in reserves its failure before its password is checked (reserve, one statement) and
+ * releases it when the password was right: however many sign-ins run at once, at most `max`
+ * passwords of one username are checked in a window.
  */
 import crypto from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
+import { isStorableText } from '../lib/values.js';
 
 export interface ThrottleLimits {
   maxFailuresPerUser: number;
@@ -27,8 +32,16 @@ const MAX_SUBJECT_NAME = 128;
 
 export function userSubject(tenantId: number, username: string): string {
   const name = username.toLowerCase();
-  return `${tenantId}:${name.length > MAX_SUBJECT_NAME ? `sha256:${crypto.createHash('sha256').update(name).digest('hex')}` : name}`;
+  // a name PostgreSQL cannot store as text (U+0000, a lone surrogate) is kept as its digest too
+  return `${tenantId}:${name.length > MAX_SUBJECT_NAME || !isStorableText(name) ? `sha256:${crypto.createHash('sha256').update(name).digest('hex')}` : name}`;
 }
+
+/** The failures a sign-in reserved (throttle.reserve): kept if its password is wrong, released otherwise. */
+export interface Reservation {
+  readonly rows: ReadonlyArray<{ scope: Scope; subject: string; windowStart: Date }>;
+}
+
+type Scope = 'user' | 'address';
 
 export class SignInThrottle {
   constructor(
@@ -37,39 +50,70 @@ export class SignInThrottle {
     readonly limits: ThrottleLimits,
   ) {}
 
-  async check(tenantId: number, username: string, address: string): Promise<ThrottleDecision> {
-    const now = this.clock.now().getTime();
-    const windowMs = this.limits.windowSeconds * 1000;
-    const rows = await this.db
-      .selectFrom('sign_in_failures')
-      .select(['scope', 'window_start', 'failures'])
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('scope', '=', 'user'), eb('subject', '=', userSubject(tenantId, username))]),
-          eb.and([eb('scope', '=', 'address'), eb('subject', '=', address)]),
-        ]),
-      )
-      .execute();
-    let retryAfterMs = 0;
-    for (const row of rows) {
-      const max = row.scope === 'user' ? this.limits.maxFailuresPerUser : this.limits.maxFailuresPerAddress;
-      const ends = row.window_start.getTime() + windowMs;
-      if (row.failures >= max && ends > now) retryAfterMs = Math.max(retryAfterMs, ends - now);
+  private max(scope: Scope): number {
+    return scope === 'user' ? this.limits.maxFailuresPerUser : this.limits.maxFailuresPerAddress;
+  }
+
+  /**
+   * Counts this sign-in as a failure of the username and of the address before its password is
+   * checked, in one statement (so concurrent sign-ins, in any server process, each see the
+   * others' counts): a subject that already holds `max` failures in its window refuses. A refused
+   * try is taken back at once (refused tries are not counted); a granted one is a failure until
+   * `release` takes it back (the password was right).
+   */
+  async reserve(tenantId: number, username: string, address: string): Promise<{ granted: Reservation } | ThrottleDecision> {
+    const now = this.clock.now();
+    const windowS = this.limits.windowSeconds;
+    const nowIso = now.toISOString();
+    const cutoff = new Date(now.getTime() - windowS * 1000).toISOString();
+    const maxUser = this.limits.maxFailuresPerUser;
+    const maxAddress = this.limits.maxFailuresPerAddress;
+    const userSubj = userSubject(tenantId, username);
+    // A row holds at most max + 1 failures: max + 1 only while a refused try is being taken back.
+    const { rows } = await sql<{ scope: Scope; subject: string; window_start: Date; failures: number }>`
+      INSERT INTO sign_in_failures AS f (scope, subject, window_start, failures, blocked_until)
+      VALUES ('user', ${userSubj}, ${nowIso}::timestamptz, 1, NULL), ('address', ${address}, ${nowIso}::timestamptz, 1, NULL)
+      ON CONFLICT (scope, subject) DO UPDATE SET
+        window_start = CASE WHEN f.window_start <= ${cutoff}::timestamptz THEN EXCLUDED.window_start ELSE f.window_start END,
+        failures = CASE WHEN f.window_start <= ${cutoff}::timestamptz THEN 1
+          ELSE LEAST(f.failures + 1, CASE f.scope WHEN 'user' THEN ${maxUser}::integer ELSE ${maxAddress}::integer END + 1) END,
+        blocked_until = CASE
+          WHEN f.window_start <= ${cutoff}::timestamptz THEN NULL
+          WHEN f.failures + 1 >= CASE f.scope WHEN 'user' THEN ${maxUser}::integer ELSE ${maxAddress}::integer END
+            THEN f.window_start + ${windowS}::integer * interval '1 second'
+          ELSE NULL END
+      RETURNING scope, subject, window_start, failures`.execute(this.db);
+    const refused = rows.filter((r) => r.failures > this.max(r.scope));
+    if (refused.length === 0) {
+      return { granted: { rows: rows.map((r) => ({ scope: r.scope, subject: r.subject, windowStart: r.window_start })) } };
     }
-    return { blocked: retryAfterMs > 0, retryAfterSeconds: retryAfterMs > 0 ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 0 };
+    // take the try back: granted rows lose this failure, refused ones return to their max
+    await Promise.all(
+      rows.map((r) =>
+        sql`UPDATE sign_in_failures SET failures = ${r.failures > this.max(r.scope) ? sql`LEAST(failures, ${this.max(r.scope)}::integer)` : sql`GREATEST(failures - 1, 0)`}
+          WHERE scope = ${r.scope} AND subject = ${r.subject} AND window_start = ${r.window_start}`.execute(this.db),
+      ),
+    );
+    const windowMs = windowS * 1000;
+    const retryAfterMs = Math.max(...refused.map((r) => r.window_start.getTime() + windowMs - now.getTime()));
+    return { blocked: true, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
   }
 
-  async recordFailure(tenantId: number, username: string, address: string): Promise<void> {
-    await this.bump('user', userSubject(tenantId, username), this.limits.maxFailuresPerUser);
-    await this.bump('address', address, this.limits.maxFailuresPerAddress);
-  }
-
-  async recordSuccess(tenantId: number, username: string): Promise<void> {
-    await this.db
-      .deleteFrom('sign_in_failures')
-      .where('scope', '=', 'user')
-      .where('subject', '=', userSubject(tenantId, username))
-      .execute();
+  /**
+   * Takes a granted reservation back. The password was right: the username's failures are
+   * cleared (a success resets it) and the address's reserved failure is taken back. With
+   * `keepUser` (the password could not be checked) only this try is taken back from both.
+   */
+  async release(reservation: Reservation, opts: { keepUser?: boolean } = {}): Promise<void> {
+    for (const r of reservation.rows) {
+      if (r.scope === 'user' && !opts.keepUser) {
+        await this.db.deleteFrom('sign_in_failures').where('scope', '=', 'user').where('subject', '=', r.subject).execute();
+      } else {
+        await sql`UPDATE sign_in_failures SET failures = GREATEST(failures - 1, 0),
+            blocked_until = CASE WHEN failures - 1 >= ${this.max(r.scope)}::integer THEN blocked_until ELSE NULL END
+          WHERE scope = ${r.scope} AND subject = ${r.subject} AND window_start = ${r.windowStart}`.execute(this.db);
+      }
+    }
   }
 
   /** Deletes rows whose window ended; for a periodic clean-up. */
@@ -77,24 +121,5 @@ export class SignInThrottle {
     const cutoff = new Date(this.clock.now().getTime() - this.limits.windowSeconds * 1000);
     const r = await this.db.deleteFrom('sign_in_failures').where('window_start', '<=', cutoff).executeTakeFirst();
     return Number(r.numDeletedRows);
-  }
-
-  /** Counts one failure in one statement, restarting the window if the old one ended. */
-  private async bump(scope: 'user' | 'address', subject: string, max: number): Promise<void> {
-    const now = this.clock.now();
-    const windowMs = this.limits.windowSeconds * 1000;
-    const nowIso = now.toISOString();
-    const cutoff = new Date(now.getTime() - windowMs).toISOString();
-    const freshBlockedUntil = max <= 1 ? new Date(now.getTime() + windowMs).toISOString() : null;
-    await sql`
-      INSERT INTO sign_in_failures AS f (scope, subject, window_start, failures, blocked_until)
-      VALUES (${scope}, ${subject}, ${nowIso}::timestamptz, 1, ${freshBlockedUntil}::timestamptz)
-      ON CONFLICT (scope, subject) DO UPDATE SET
-        window_start = CASE WHEN f.window_start <= ${cutoff}::timestamptz THEN ${nowIso}::timestamptz ELSE f.window_start END,
-        failures = CASE WHEN f.window_start <= ${cutoff}::timestamptz THEN 1 ELSE f.failures + 1 END,
-        blocked_until = CASE
-          WHEN f.window_start <= ${cutoff}::timestamptz THEN ${freshBlockedUntil}::timestamptz
-          WHEN f.failures + 1 >= ${max}::integer THEN f.window_start + ${this.limits.windowSeconds}::integer * interval '1 second'
-          ELSE NULL END`.execute(this.db);
   }
 }

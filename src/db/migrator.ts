@@ -45,6 +45,10 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
   const client = await store.pool.connect();
   const applied: string[] = [];
   try {
+    // Waiting for another process's migration, and a migration itself, may take longer than the
+    // pool's lock and statement timeouts allow a request (store.ts): none for this session.
+    await client.query('SET lock_timeout = 0');
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -87,6 +91,8 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
   } finally {
+    await client.query('RESET lock_timeout').catch(() => {});
+    await client.query('RESET statement_timeout').catch(() => {});
     client.release();
   }
   return { applied };

@@ -32,13 +32,19 @@ export interface Store {
 export class StoreUnavailableError extends Error {}
 
 /**
- * Is this error the store being unreachable (refused, reset, timed out, shutting down, too many
- * connections)? Such errors are answered 503 with Retry-After, not 500.
+ * Is this error the store being unreachable or out of room for now (refused, reset, timed out,
+ * shutting down, too many connections; a full disk or out of memory, PostgreSQL's class 53; a
+ * lock or statement timeout)? Such errors are answered 503 with Retry-After, not 500.
  */
 export function isStoreUnavailable(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? '';
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006'].includes(code) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOSPC', '57P01', '57P02', '57P03', '08000', '08003', '08006'].includes(code) ||
+    // 53xxx insufficient resources: 53100 disk full, 53200 out of memory, 53300 too many connections
+    /^53[0-9A-Z]{3}$/.test(code) ||
+    // lock_timeout (55P03) and statement_timeout (57014): one stuck row or query, try again shortly
+    code === '55P03' ||
+    code === '57014' ||
     /timeout exceeded when trying to connect|Connection terminated/i.test((err as Error)?.message ?? '')
   );
 }
@@ -49,7 +55,18 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /** An already-open PGlite instance (tests clone one from a template). */
   pglite?: PGlite;
+  /**
+   * PostgreSQL only: how long a statement waits for a row or table lock (lock_timeout), and runs
+   * at all (statement_timeout), in ms; 0 is no limit. A request that hits either is answered 503
+   * with Retry-After instead of waiting as long as whoever holds the lock.
+   */
+  lockTimeoutMs?: number;
+  statementTimeoutMs?: number;
 }
+
+/** Defaults of the two timeouts (the settings QUEUEMATE_DB_LOCK_TIMEOUT and QUEUEMATE_DB_STATEMENT_TIMEOUT). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30000;
 
 /**
  * Statements of the hot paths start with a marker comment, `/* prepared *\/`; they are sent as
@@ -118,6 +135,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       // Fail a request fast rather than queue behind a database that is down (docs/mate-api.md §5: 503).
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30000,
+      // sent as start-up parameters: every connection of the pool has them from its first statement
+      lock_timeout: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+      statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});

@@ -112,6 +112,12 @@ export interface SignInFailuresTable {
   blocked_until: Timestamp | null;
 }
 
+/** The key of the task and run id permutation (migration 0002): one row, made once per database. */
+export interface IdSecretTable {
+  only_row: Generated<boolean>;
+  key: string;
+}
+
 export interface Calendar {
   blockedDates: string[];
   blockedWeekdays: number[];
@@ -227,6 +233,8 @@ export interface TasksTable {
   created_by_id: number | null;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
+  /** creation order, the take order's last tie-break (never answered: ids reveal no order) */
+  seq: Generated<number>;
 }
 
 export interface TaskCommentsTable {
@@ -351,6 +359,7 @@ export interface Database {
   mates: MatesTable;
   signing_keys: SigningKeysTable;
   sign_in_failures: SignInFailuresTable;
+  id_secret: IdSecretTable;
   processes: ProcessesTable;
   process_fields: ProcessFieldsTable;
   process_rules: ProcessRulesTable;

@@ -33,3 +33,11 @@ export const RETRY_AFTER: Partial<Record<Refusal['code'], string>> = {
   idempotency_in_progress: '1',
   task_busy: '1',
 };
+
+/** How many times the request carries a header (Node keeps only the first of some, e.g. Authorization). */
+export function headerCount(req: FastifyRequest, name: string): number {
+  let n = 0;
+  const raw = req.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name) n++;
+  return n;
+}

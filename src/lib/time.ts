@@ -209,7 +209,16 @@ export function parseDateTimeInput(value: string, timeZone: string): Date | null
   if (!r) return null;
   const t = r.offset === null ? localToUtc(zone(timeZone), r.wall) : r.wall - r.offset;
   const d = new Date(t);
-  return Number.isNaN(d.getTime()) ? null : d;
+  return inYearRange(d) ? d : null;
+}
+
+/**
+ * Years 1–9999 in UTC: a date valid as written can leave them once converted
+ * (`0001-01-01T00:00+14:00` is in year 0), and PostgreSQL reads no year 0 in ISO text.
+ */
+function inYearRange(d: Date): boolean {
+  const y = d.getUTCFullYear();
+  return !Number.isNaN(y) && y >= 1 && y <= 9999;
 }
 
 /**
@@ -221,7 +230,11 @@ export function parseDateOnlyInput(value: string, timeZone: string): string | nu
   if (!r) return null;
   if (r.dateOnly) return r.date;
   const d = parseDateTimeInput(value, timeZone);
-  return d ? localDate(d, timeZone) : null;
+  if (!d) return null;
+  // the day in the time zone must be a date of years 1–9999 too (year 0 prints as 0000, a negative
+  // year with a sign, and 10000 as 0000 too)
+  const day = localDate(d, timeZone);
+  return /^(?!0000)\d{4}-\d\d-\d\d$/.test(day) ? day : null;
 }
 
 function pad2(n: number): string {

@@ -26,7 +26,10 @@ const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 export function showValue(value: unknown): string {
   let s: string;
   try {
-    s = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
+    s =
+      value === undefined || (typeof value === 'number' && !Number.isFinite(value))
+        ? String(value)
+        : (JSON.stringify(value) ?? String(value));
   } catch {
     s = String(value);
   }
@@ -99,15 +102,23 @@ export function readDecimal(value: unknown, key: string): number {
   return n === undefined ? refuse(key, value, DECIMAL_EXPECTED) : n;
 }
 
-/** A string without U+0000; numbers and booleans become their JSON text. */
+/** U+0000, or a UTF-16 surrogate without its other half: text PostgreSQL cannot store (nor UTF-8 carry). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Can PostgreSQL store this string as text or in jsonb: no U+0000, no lone surrogate? */
+export function isStorableText(s: string): boolean {
+  return !UNSTORABLE.test(s);
+}
+
+/** A string without U+0000 or a lone surrogate; numbers and booleans become their JSON text. */
 export function toText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? undefined : value;
+  if (typeof value === 'string') return isStorableText(value) ? value : undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined;
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   return undefined;
 }
 
-export const TEXT_EXPECTED = 'a text (a string, number or boolean, without U+0000)';
+export const TEXT_EXPECTED = 'a text (a string, number or boolean, without U+0000 or a lone UTF-16 surrogate)';
 
 export function readText(value: unknown, key: string): string {
   const s = toText(value);

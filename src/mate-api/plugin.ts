@@ -10,7 +10,7 @@ import type { Caller } from '../lib/caller.js';
 import { authenticateAuthorization, authErrorHeaders, type MateContext } from '../auth/authenticate.js';
 import type { ProcessDef } from '../processes/store.js';
 import { strictJsonBodies } from '../http/json-body.js';
-import { asRefusal, RETRY_AFTER } from '../http/errors.js';
+import { asRefusal, headerCount, RETRY_AFTER } from '../http/errors.js';
 import type { Services } from '../services.js';
 import { refusalBody, send } from './answers.js';
 import { checkTopLevel } from './readers.js';
@@ -47,6 +47,8 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
   // the token, before the content type and size are looked at
   app.addHook('onRequest', async (req) => {
     if (req.is404) return;
+    // Node keeps the first of repeated Authorization headers; an ambiguous request is refused
+    if (headerCount(req, 'authorization') > 1) throw new Refusal('invalid_token', 'Send one Authorization header, not several');
     req.mate = await authenticateAuthorization(services.auth, req.headers.authorization);
   });
 
@@ -76,6 +78,9 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
   for (const route of MATE_ROUTES) {
     app.route({
       method: route.method,
+      // No HEAD twin for the GET routes: a HEAD would run TakeNext or StartRun and drop the answer.
+      // HEAD matches no route and is answered 404 route_not_found (docs/mate-api.md "Endpoints").
+      exposeHeadRoute: false,
       url: route.withProcess ? `/${route.name}/:processKey` : `/${route.name}`,
       config: { mateRoute: route },
       schema: openApiSchema(route, opts.hidden) as never,

@@ -5,7 +5,7 @@ import { Refusal, problemsRefusal, type FieldProblem } from '../lib/errors.js';
 import { sql } from 'kysely';
 import { inTransaction, type Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
-import { loadRules, type ProcessDef } from './store.js';
+import { loadRules, PROCESS_KEY, type ProcessDef } from './store.js';
 
 export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'date', 'datetime', 'dropdown', 'email'];
 export const RULE_TYPES: readonly RuleType[] = ['text', 'number', 'boolean', 'list', 'table', 'richText'];
@@ -26,7 +26,6 @@ export const RESERVED_KEYS = [
 ];
 const RESERVED_LOWER = new Set(RESERVED_KEYS.map((k) => k.toLowerCase()));
 
-const PROCESS_KEY = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,99}$/;
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 export interface FieldInput {

@@ -31,11 +31,16 @@ export interface ProcessDef {
   fields: ProcessField[];
 }
 
+/** The form of a ProcessKey (and the CHECK of processes.process_key). */
+export const PROCESS_KEY = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,99}$/;
+
 /**
  * One query: the process (matched case-insensitively within the tenant) with its fields in order.
  * Another tenant's key is simply not found.
  */
 export function loadProcessByKey(db: Kysely<Database>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
+  // a key no process can have (U+0000, too long, any other character) is not looked up
+  if (!PROCESS_KEY.test(processKey)) return Promise.resolve(null);
   return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey})`);
 }
 

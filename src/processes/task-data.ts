@@ -6,7 +6,7 @@
 import type { FieldType } from '../db/types.js';
 import type { FieldProblem } from '../lib/errors.js';
 import { formatDateTime, parseDateOnlyInput, parseDateTimeInput } from '../lib/time.js';
-import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, showValue, toBoolean, toDecimal, toText } from '../lib/values.js';
+import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, isStorableText, showValue, toBoolean, toDecimal, toText } from '../lib/values.js';
 
 /** A field as task data needs it (process_fields, in position order). */
 export interface TaskField {
@@ -109,17 +109,37 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
   else obj[key] = value;
 }
 
-/** PostgreSQL cannot store U+0000 in jsonb text, so it is refused anywhere in a free value. */
-function holdsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(holdsNul);
+/**
+ * Why a free value (a process without fields) could not be stored exactly, or null: PostgreSQL's
+ * jsonb cannot hold U+0000 or a lone UTF-16 surrogate in any string or key, and a JSON number
+ * that is not finite (`1e309`) or a whole number beyond ±(2^53−1) (`9007199254740993`) would
+ * come back changed (null, or another number).
+ */
+function unstorable(value: unknown): string | null {
+  if (typeof value === 'string') return isStorableText(value) ? null : UNSTORABLE_TEXT;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value))) return INEXACT_NUMBER;
+    return null;
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const r = unstorable(v);
+      if (r) return r;
+    }
+    return null;
+  }
   if (value !== null && typeof value === 'object') {
     for (const k of Object.keys(value)) {
-      if (k.includes('\u0000') || holdsNul((value as Record<string, unknown>)[k])) return true;
+      if (!isStorableText(k)) return UNSTORABLE_TEXT;
+      const r = unstorable((value as Record<string, unknown>)[k]);
+      if (r) return r;
     }
   }
-  return false;
+  return null;
 }
+
+const UNSTORABLE_TEXT = 'storable (U+0000 and lone UTF-16 surrogates are not allowed, in keys or strings)';
+const INEXACT_NUMBER = `storable exactly (numbers must be finite, and whole numbers within ±${Number.MAX_SAFE_INTEGER}; send others as strings)`;
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
@@ -171,7 +191,7 @@ export function convertFieldValue(field: TaskField, value: unknown, timeZone: st
       return no(`one of the options ${showValue(field.options)}`);
     }
     case 'email': {
-      if (typeof value === 'string' && EMAIL.test(value) && !value.includes('\u0000')) return { ok: true, value };
+      if (typeof value === 'string' && EMAIL.test(value) && isStorableText(value)) return { ok: true, value };
       return no('an e-mail address (local@domain, no spaces)');
     }
   }
@@ -303,7 +323,8 @@ export function validateTaskData(input: TaskDataInput): TaskDataResult {
       continue;
     }
     if (free) {
-      if (holdsNul(value)) add(invalidField(key, value, 'storable (U+0000 is not allowed)'));
+      const why = isStorableText(key) ? unstorable(value) : UNSTORABLE_TEXT;
+      if (why) add(invalidField(key, value, why));
       else setOwn(values, key, mode === 'update' && value === '' ? null : value);
       continue;
     }

@@ -274,11 +274,17 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
   return { skipped };
 }
 
-/** Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input order). */
+/**
+ * Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input
+ * order): the tasks counter through the id permutation (migration 0002), which reveals nothing of
+ * other tenants' creates: qm_opaque_id(n, 'tasks'), with the key read once for the batch.
+ */
 export async function drawTaskIds(tx: Tx, count: number): Promise<number[]> {
   if (count === 0) return [];
   const { rows } = await sql<{
     id: number;
-  }>`SELECT nextval(pg_get_serial_sequence('tasks', 'id')) AS id FROM generate_series(1, ${count})`.execute(tx.db);
+  }>`SELECT qm_permute_id(nextval(pg_get_serial_sequence('tasks', 'id')), s.key || ':tasks') AS id FROM generate_series(1, ${count}), id_secret s`.execute(
+    tx.db,
+  );
   return rows.map((r) => r.id).sort((a, b) => a - b);
 }

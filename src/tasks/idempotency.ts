@@ -24,14 +24,21 @@ export type IdempotentOutcome =
  * refused before this point).
  */
 export function requestHash(endpoint: string, processKey: string, body: unknown): string {
+  // Objects and arrays are tagged, so no object canonicalizes like an array (`[{"k":"v"}]` and
+  // `[[["k","v"]]]` differ); keys are lower-cased (two keys equal ignoring case are refused) and
+  // sorted, so key order and letter case do not matter.
   const canon = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(canon);
+    if (Array.isArray(v)) return { a: v.map(canon) };
     if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      return Object.keys(o)
-        .map((k) => [k.toLowerCase(), canon(o[k])] as const)
-        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      return {
+        o: Object.keys(o)
+          .map((k) => [k.toLowerCase(), canon(o[k])] as const)
+          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+      };
     }
+    // JSON.stringify writes Infinity (from 1e309) as null
+    if (typeof v === 'number' && !Number.isFinite(v)) return { x: String(v) };
     return v;
   };
   return crypto

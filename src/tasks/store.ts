@@ -78,18 +78,13 @@ export async function findUniqueKeyOwners(
   return new Map(rows.map((r) => [r.unique_key, r.id]));
 }
 
-/** The take order (docs/product.md §5.2): exactly the ORDER BY of tasks_take_idx / tasks_take_deadline_idx. */
+/**
+ * The take order (docs/product.md §5.2): exactly the ORDER BY of tasks_take_idx /
+ * tasks_take_deadline_idx. The last tie-break is `seq`, the order of creation (ids reveal no
+ * order, migration 0002).
+ */
 export const takeOrder = (deadlines: boolean) =>
-  deadlines ? sql`urgent DESC, deadline ASC NULLS LAST, queue_position, id` : sql`urgent DESC, queue_position, id`;
-
-/** Orders task rows as the take query does (urgent, deadline when enabled, queue position, id). */
-export function compareTakeOrder(deadlines: boolean): (a: TaskRow, b: TaskRow) => number {
-  return (a, b) =>
-    Number(b.urgent) - Number(a.urgent) ||
-    (deadlines ? (a.deadline?.getTime() ?? Infinity) - (b.deadline?.getTime() ?? Infinity) : 0) ||
-    a.queue_position.getTime() - b.queue_position.getTime() ||
-    a.id - b.id;
-}
+  deadlines ? sql`urgent DESC, deadline ASC NULLS LAST, queue_position, seq` : sql`urgent DESC, queue_position, seq`;
 
 /** A task with the settings of its process that a hand-back needs. */
 export interface LockedTaskRow extends TaskRow {

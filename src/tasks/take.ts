@@ -12,7 +12,7 @@ import { closeIdleRun, closeOpenRun } from '../runs/store.js';
 import { closedReason, type DummyReason } from './gate.js';
 import { withDerivedWrites, publishChanges } from './funnel.js';
 import { transition } from './state-machine.js';
-import { compareTakeOrder, takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
+import { takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 
 export interface TakeRequest {
   /** a Mate (takes lock tasks for Mates only) */
@@ -50,14 +50,14 @@ export async function takeTasks(
   const { tenantId, id: processId } = proc;
   const { rows } = await sql<TakenRow & { slot: number }>`${sql.raw(PREPARED)}
     WITH picked AS (
-      SELECT id FROM tasks
+      SELECT id, urgent, deadline, queue_position, seq FROM tasks
       WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
         AND deleted_at IS NULL AND activation_date <= ${now}
       ORDER BY ${takeOrder(proc.deadlinesEnabled)}
       LIMIT ${slots.length}
       FOR UPDATE SKIP LOCKED
     ),
-    numbered AS (SELECT id, row_number() OVER () AS rn FROM picked),
+    numbered AS (SELECT id, row_number() OVER (ORDER BY ${takeOrder(proc.deadlinesEnabled)}) AS rn FROM picked),
     slots AS (
       SELECT * FROM unnest(${slots.map((s) => s.mateId)}::bigint[], ${slots.map((s) => s.mateName)}::text[], ${slots.map((s) => s.requestId)}::text[])
         WITH ORDINALITY AS s(mate_id, mate_name, request_id, rn)
@@ -142,8 +142,8 @@ export class Takes {
           [],
         );
       }
+      // slots are numbered in the take order, so each request's tasks come in that order
       const bySlot = new Map(rows.map((r) => [r.slot, r]));
-      const order = compareTakeOrder(proc.deadlinesEnabled);
       let slot = 0;
       const results: TakeResult[] = requests.map((r) => {
         const mine: TakenRow[] = [];
@@ -151,9 +151,7 @@ export class Takes {
           const row = bySlot.get(++slot);
           if (row) mine.push(row);
         }
-        return mine.length
-          ? { tasks: mine.sort(order), runId: mine[0].run_id! }
-          : { empty: 'queue_empty' as const, message: 'No task is ready' };
+        return mine.length ? { tasks: mine, runId: mine[0].run_id! } : { empty: 'queue_empty' as const, message: 'No task is ready' };
       });
       // a caller left without a task: the queue is empty, so the run closes (as it would had the
       // callers come one by one)

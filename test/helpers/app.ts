@@ -13,10 +13,10 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function testApp(opts: { clock?: Clock; config?: Partial<Config> } = {}): Promise<TestApp> {
+export async function testApp(opts: { clock?: Clock; config?: Partial<Config>; logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
   const store = await testStore();
   const config = testConfig(opts.config);
-  const app = await createApp(config, { store, clock: opts.clock, sweeper: false });
+  const app = await createApp(config, { store, clock: opts.clock, sweeper: false, logStream: opts.logStream });
   await app.ready();
   return {
     app,

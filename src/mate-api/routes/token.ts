@@ -159,6 +159,10 @@ async function token(request: FastifyRequest, reply: FastifyReply): Promise<Fast
     if (values[0] !== '') fields[name] = values[0];
   }
   if (fields.grant_type === undefined) throw invalidRequest('The field grant_type is missing');
+  // Node keeps only the first of repeated Authorization headers: an ambiguous request is refused
+  if (request.raw.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length > 1) {
+    throw invalidRequest('Send one Authorization header, not several');
+  }
   const basic = parseBasic(request.headers.authorization);
   if (basic === 'malformed') throw invalidRequest('The Authorization header is not valid HTTP Basic');
   if (
@@ -203,28 +207,36 @@ async function token(request: FastifyRequest, reply: FastifyReply): Promise<Fast
   const username = fields.username!;
   const password = fields.password!;
   const logged = { clientId: client.clientId, username: username.slice(0, 100), address };
-  const throttle = await auth.throttle.check(client.tenantId, username, address);
-  if (throttle.blocked) {
+  const reserved = await auth.throttle.reserve(client.tenantId, username, address);
+  if (!('granted' in reserved)) {
     request.log.warn({ signIn: { outcome: 'throttled', ...logged } }, 'sign-in refused: throttled');
     throw new OAuthError(429, 'invalid_grant', 'Too many failed sign-ins; try again later', {
-      'retry-after': String(throttle.retryAfterSeconds),
+      'retry-after': String(reserved.retryAfterSeconds),
     });
   }
 
-  // 6. user: only Mates get tokens; a person's username is simply not found among them
-  const mate = await findMateByUsername(auth.store.db, client.tenantId, username);
-  const passwordOk = mate
-    ? await auth.hashSlots.run(() => verifyPassword(mate.passwordHash, password))
-    : await auth.hashSlots.run(() => verifyDummy(password));
+  // 6. user: only Mates get tokens; a person's username is simply not found among them. This
+  // sign-in already counts as a failure (reserved above): a wrong password keeps it.
+  let passwordOk = false;
+  let mate: Awaited<ReturnType<typeof findMateByUsername>> = null;
+  try {
+    mate = await findMateByUsername(auth.store.db, client.tenantId, username);
+    passwordOk = mate
+      ? await auth.hashSlots.run(() => verifyPassword(mate!.passwordHash, password))
+      : await auth.hashSlots.run(() => verifyDummy(password));
+  } catch (err) {
+    // not checked after all (store down, too many sign-ins at once): the try does not count
+    await auth.throttle.release(reserved.granted, { keepUser: true }).catch(() => {});
+    throw err;
+  }
   if (!mate || !passwordOk || mate.disabled) {
-    await auth.throttle.recordFailure(client.tenantId, username, address);
     const reason = !mate ? 'unknown_user' : !passwordOk ? 'wrong_password' : 'disabled';
     request.log.info({ signIn: { outcome: 'invalid_grant', reason, ...logged } }, 'sign-in refused');
     // The disabled state is told only to whoever knows the password.
     throw new OAuthError(400, 'invalid_grant', reason === 'disabled' ? 'This Mate is disabled' : messages.badCredentials);
   }
 
-  await auth.throttle.recordSuccess(client.tenantId, username);
+  await auth.throttle.release(reserved.granted);
   const { token: accessToken } = await issueMateToken(auth.keys, {
     issuer: auth.issuer,
     mateId: mate.id,
