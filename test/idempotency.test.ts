@@ -162,7 +162,7 @@ test('keys are scoped per Mate and tenant: another Mate may reuse a key', async 
   const theirs = await post(colleague, '/api/CreateTask/PK', { coreSystemKey: 'scoped' }, k);
   assert.equal(theirs.status, 200);
   assert.equal(theirs.headers['idempotent-replayed'], undefined);
-  assert.ok(theirs.body.taskId > mine.body.taskId, 'a task of its own');
+  assert.ok(theirs.body.taskId > 0 && theirs.body.taskId !== mine.body.taskId, 'a task of its own');
   const otherTenantAnswer = await post(mateB, '/api/CreateTask/PK', { coreSystemKey: 'scoped' }, k);
   assert.equal(otherTenantAnswer.status, 200);
   assert.equal(otherTenantAnswer.headers['idempotent-replayed'], undefined);
