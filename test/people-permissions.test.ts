@@ -61,10 +61,12 @@ test('each role gets 403 forbidden on every route it may not use, and nothing ch
     return s;
   };
   const before = await state();
-  let refused = 0; // counted for the log
+  let refused = 0;
   for (const route of PEOPLE_ROUTES) {
     if (isPublic(route.permission)) continue;
     for (const role of ['admin', 'developer', 'agent', 'viewer'] as const) {
+      // a write the role may do would happen: only reads are tried for allowed roles
+      if (allows(route.permission, role) && route.method !== 'GET') continue;
       const res = await asPerson(t.app, people[role], {
         method: route.method,
         url: pathOf(route.url),
@@ -82,7 +84,7 @@ test('each role gets 403 forbidden on every route it may not use, and nothing ch
     }
   }
   assert.deepEqual(await state(), before);
-  t.app.log.debug({ refused }, 'role refusals checked');
+  assert.ok(refused >= 20, `only ${refused} refusals checked`);
 });
 
 test('no credentials and a Mate token get 401 on every route but sign-in', async () => {

@@ -292,3 +292,16 @@ export async function listMates(db: Kysely<Database>, tenantId: number, mateId?:
     createdAt: r.created_at,
   }));
 }
+
+/** Renames a Mate (its display name; the username it signs in with stays). */
+export async function renameMate(tx: Tx, tenantId: number, mateId: number, name: string, now: Date): Promise<void> {
+  if (name.trim() === '' || name.length > 200) throw new Refusal('invalid_field', 'name must be 1-200 characters');
+  const r = await tx.db
+    .updateTable('mates')
+    .set({ display_name: name.trim(), updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', mateId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new Refusal('not_found', `No Mate ${mateId}`);
+  tx.publish({ kind: 'mate', tenantId, mateId });
+}

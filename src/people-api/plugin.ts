@@ -20,8 +20,9 @@ import { authenticatePerson } from './authenticate.js';
 import { isAnswer, type PeopleRoute } from './route.js';
 import { SESSION_ROUTES } from './routes/session.js';
 import { ME_ROUTES } from './routes/me.js';
+import { ADMIN_ROUTES } from './routes/admin.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -99,7 +100,8 @@ function schemaRefusal(
 function validatorFor(schema: TSchema, part: string) {
   const v = Compile(schema);
   return (data: unknown) => {
-    if (part === 'body' && data === undefined) data = null;
+    // no body at all is read as {}: the schema then names each missing key
+    if (part === 'body' && (data === undefined || data === null)) data = {};
     const value = part === 'body' ? data : v.Convert(data);
     if (v.Check(value)) return { value };
     return { error: schemaRefusal(part, v.Errors(value) as never) };
