@@ -16,6 +16,9 @@ import { tokenRoutes } from './auth/routes.js';
 import { mateApi } from './mate-api/plugin.js';
 import { peopleApi } from './people-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
+import { startEventJobs, type EventJobsState } from './maintenance/webhooks.js';
+import { metricsRoute } from './http/metrics.js';
+import { outboxBacklog } from './metrics/store.js';
 
 export interface AppDeps {
   store: Store;
@@ -51,7 +54,19 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   });
   app.decorate('services', services);
   app.addHook('onClose', async () => services.close());
+  services.events.reportError = (err, what) => app.log.warn({ err }, `${what} failed; it runs again shortly`);
+  // live streams never end on their own: end them so that shutdown does not wait for them
+  app.addHook('preClose', async () => {
+    for (const end of [...services.events.streams]) end();
+  });
   securityHeaders(app);
+  // requests by method, route template (never the raw URL: bounded label values) and status
+  app.addHook('onResponse', async (req, reply) => {
+    services.metrics.httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -81,14 +96,24 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(mateApi, { prefix: '/apimate', services, hidden: true });
   await app.register(peopleApi, { prefix: '/v1', services });
 
+  const sweeperState: { lastRunAt: Date | null } = { lastRunAt: null };
   if (deps.sweeper !== false) {
     const stop = startMaintenance(
-      { db: services.db, units: services.units, clock: services.clock, throttle: services.auth.throttle },
+      { db: services.db, units: services.units, clock: services.clock, throttle: services.auth.throttle, state: sweeperState },
       config.lockSweepIntervalSeconds,
       app.log,
     );
     app.addHook('onClose', stop);
   }
+  const eventJobs: EventJobsState = { lastDispatchAt: null, lastPurgeAt: null };
+  if (deps.sweeper !== false) {
+    const stop = startEventJobs(
+      { db: services.db, clock: services.clock, events: services.events, retentionHours: config.eventRetentionHours, state: eventJobs },
+      app.log,
+    );
+    app.addHook('onClose', stop);
+  }
+  await app.register(metricsRoute, { services });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -99,7 +124,20 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
     }
     if (!(await isMigrated(deps.store))) return reply.code(503).send({ status: 'unavailable', reason: 'database not migrated' });
-    return { status: 'ready' };
+    // informative, not a readiness condition: a backlog is the endpoints' problem, not this process's
+    const backlog = await outboxBacklog(services.db, services.clock.now());
+    return {
+      status: 'ready',
+      events: {
+        unsequenced: backlog.unsequenced,
+        pendingDeliveries: backlog.pendingDeliveries,
+        oldestPendingDeliverySeconds: Math.round(backlog.oldestPendingSeconds),
+        sequencerLastRunSecondsAgo: backlog.sequencerIdleSeconds === null ? null : Math.round(backlog.sequencerIdleSeconds),
+        dispatcherLastRunAt: eventJobs.lastDispatchAt?.toISOString() ?? null,
+        purgeLastRunAt: eventJobs.lastPurgeAt?.toISOString() ?? null,
+      },
+      sweeperLastRunAt: sweeperState.lastRunAt?.toISOString() ?? null,
+    };
   });
 
   return app;

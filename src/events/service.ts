@@ -27,6 +27,8 @@ export class Events {
   readonly sequencer: Sequencer;
   readonly dispatcher: Dispatcher;
   private readonly listener: PgEventListener | null;
+  /** the open live streams of this process, each with the function that ends it (at shutdown) */
+  readonly streams = new Set<() => void>();
   /** where background failures are told (the app sets its logger) */
   reportError: (err: unknown, what: string) => void = () => {};
 

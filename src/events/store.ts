@@ -10,17 +10,21 @@ export interface OutboxEvent {
   createdAt: Date;
 }
 
-/** Up to `limit` numbered events of the tenant after `afterId`, oldest first. */
+/**
+ * Up to `limit` numbered events of the tenant after `afterId`, oldest first; `hiddenFamilies`
+ * leaves out types of those families (`webhook` hides webhook.*).
+ */
 export async function readEvents(
   db: Kysely<Database>,
   tenantId: number,
   afterId: number,
   limit: number,
-  types: readonly string[] | null = null,
+  hiddenFamilies: readonly string[] = [],
 ): Promise<OutboxEvent[]> {
   const { rows } = await sql<{ seq: number; type: string; payload: Record<string, unknown>; created_at: Date }>`
     SELECT seq, type, payload, created_at FROM outbox_events
-    WHERE tenant_id = ${tenantId} AND seq > ${afterId} ${types ? sql`AND type = ANY(${types}::text[])` : sql``}
+    WHERE tenant_id = ${tenantId} AND seq > ${afterId}
+      ${hiddenFamilies.length ? sql`AND split_part(type, '.', 1) <> ALL(${hiddenFamilies}::text[])` : sql``}
     ORDER BY seq LIMIT ${limit}`.execute(db);
   return rows.map((r) => ({ id: r.seq, type: r.type, payload: r.payload, createdAt: r.created_at }));
 }

@@ -187,6 +187,10 @@ export async function deleteSubscription(db: Kysely<Database>, tenantId: number,
   if (!r.numAffectedRows) throw new Refusal('not_found', `webhook ${id} not found`);
 }
 
+export async function getAllowPrivateTargets(db: Kysely<Database>, tenantId: number): Promise<boolean> {
+  return allowsNonPublic(db, tenantId);
+}
+
 /** Lets (or stops letting) the tenant's webhooks reach loopback, link-local and private addresses. */
 export async function setAllowPrivateTargets(db: Kysely<Database>, tenantId: number, allow: boolean): Promise<void> {
   await sql`UPDATE tenants SET webhooks_allow_private = ${allow}, updated_at = now() WHERE id = ${tenantId}`.execute(db);
@@ -250,12 +254,14 @@ export async function listDeliveries(
 export async function redeliver(
   db: Kysely<Database>,
   tenantId: number,
-  target: { deliveryId: number } | { subscriptionId: number; failed: true },
+  target: { subscriptionId: number; deliveryId: number } | { subscriptionId: number; failed: true },
   now: Date,
 ): Promise<number> {
+  await getSubscription(db, tenantId, target.subscriptionId);
   const where =
-    'deliveryId' in target ? sql`id = ${target.deliveryId}` : sql`subscription_id = ${target.subscriptionId} AND status = 'failed'`;
-  if ('subscriptionId' in target) await getSubscription(db, tenantId, target.subscriptionId);
+    'deliveryId' in target
+      ? sql`subscription_id = ${target.subscriptionId} AND id = ${target.deliveryId}`
+      : sql`subscription_id = ${target.subscriptionId} AND status = 'failed'`;
   const r = await sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}, created_at = ${now},
       delivered_at = NULL
     WHERE tenant_id = ${tenantId} AND ${where}`.execute(db);
@@ -330,6 +336,11 @@ export class Dispatcher {
       this.pass = null;
     });
     return this.pass;
+  }
+
+  /** Resolves when no pass is running. */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass.catch(() => 0);
   }
 
   /** Claims endpoints with work due and works through them; returns the attempts made. */

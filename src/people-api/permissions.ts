@@ -29,6 +29,12 @@ export const PERMISSIONS = {
   'tasks.work': ['admin', 'agent'],
   /** soft delete */
   'tasks.delete': ['admin'],
+  /** the live event stream (GET /v1/events); webhook.* events only reach admins */
+  'events.read': ['admin', 'developer', 'agent', 'viewer'],
+  /** webhook endpoints and their delivery log */
+  'webhooks.read': ['admin', 'developer'],
+  /** create, change, delete endpoints, rotate secrets, redeliver, allow private targets */
+  'webhooks.manage': ['admin'],
 } as const satisfies Record<string, 'public' | readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -21,8 +21,10 @@ import { isAnswer, type PeopleRoute } from './route.js';
 import { SESSION_ROUTES } from './routes/session.js';
 import { ME_ROUTES } from './routes/me.js';
 import { ADMIN_ROUTES } from './routes/admin.js';
+import { EVENT_ROUTES } from './routes/events.js';
+import { WEBHOOK_ROUTES } from './routes/webhooks.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES, ...EVENT_ROUTES, ...WEBHOOK_ROUTES];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -189,6 +191,7 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
           query: (req.query ?? {}) as Record<string, any>,
           body: req.body,
         });
+        if (route.stream) return reply; // hijacked: the handler writes the answer
         reply.header('cache-control', 'no-store');
         if (answer === null) return reply.code(204).send();
         if (isAnswer(answer)) {

@@ -51,6 +51,8 @@ export interface PeopleRoute {
   querystring?: TSchema;
   body?: TSchema;
   response?: Record<number, TSchema>;
+  /** the handler writes a long-lived answer itself (server-sent events): the plugin sends nothing after it */
+  stream?: true;
   /** the status of a success when the handler returns a bare body (default 200) */
   status?: number;
   handler(ctx: Ctx): Promise<Answer | object | null>;
