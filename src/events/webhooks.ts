@@ -26,6 +26,8 @@ const FIRST_RETRY_MS = 5000;
 const MAX_RETRY_MS = 3600 * 1000;
 // deliveries one claim works through before letting go (other endpoints get a turn)
 const PER_CLAIM = 10;
+// time a claim outlives its attempt's timeout (the writes before and after the attempt)
+const LEASE_MARGIN_MS = 5000;
 // endpoints one dispatcher pass claims
 const CLAIM_LIMIT = 16;
 const EVENT_TYPE = /^(?:[a-z]+(?:_[a-z]+)*)\.(?:\*|[a-z]+(?:_[a-z]+)*)$/;
@@ -346,8 +348,7 @@ export class Dispatcher {
   /** Claims endpoints with work due and works through them; returns the attempts made. */
   async dispatchOnce(): Promise<number> {
     const now = this.clock.now();
-    // the lease covers a claim's deliveries with room to spare; a crashed process's claims free up after it
-    const lease = new Date(now.getTime() + PER_CLAIM * this.opts.timeoutMs + 30000);
+    const lease = this.leaseFrom(now);
     const { rows } = await sql<Claimed>`
       UPDATE webhook_subscriptions s SET claimed_until = ${lease}
       FROM (
@@ -369,10 +370,21 @@ export class Dispatcher {
     return counts.reduce((a, b) => a + b, 0);
   }
 
+  /**
+   * A claim lasts one attempt (bounded by the timeout) and 5 s for the bookkeeping around it, and is
+   * renewed before each further attempt: a crashed process's endpoints are taken over that soon.
+   */
+  private leaseFrom(now: Date): Date {
+    return new Date(now.getTime() + this.opts.timeoutMs + LEASE_MARGIN_MS);
+  }
+
   private async work(s: Claimed): Promise<number> {
     let attempts = 0;
     try {
       for (let i = 0; i < PER_CLAIM; i++) {
+        if (i > 0)
+          await sql`UPDATE webhook_subscriptions SET claimed_until = ${this.leaseFrom(this.clock.now())}
+            WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
         const due = await this.next(s);
         if (!due) break;
         attempts++;
