@@ -5,6 +5,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { DATABASE_URL, testStore, type TestStore } from './helpers/db.js';
 import { seedTenant } from './helpers/seed.js';
 import { Receiver } from './helpers/receiver.js';
@@ -64,11 +65,18 @@ test(
     const beforeRestart = receiver.received.length;
     assert.ok(beforeRestart <= 1, 'nothing was answered before the kill');
 
-    await startServer(store.url!);
+    const second = await startServer(store.url!);
     const until = Date.now() + 60_000;
     while (receiver.received.length <= beforeRestart && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     const last = receiver.received.at(-1)!;
-    assert.ok(receiver.received.length > beforeRestart, 'the restarted server delivered');
+    if (receiver.received.length <= beforeRestart) {
+      const state =
+        await sql`SELECT (SELECT json_agg(d) FROM webhook_deliveries d) AS deliveries, (SELECT json_agg(s) FROM webhook_subscriptions s) AS subs,
+        (SELECT json_agg(json_build_object('id', e.id, 'seq', e.seq, 'type', e.type)) FROM outbox_events e) AS events, now() AS now`.execute(
+          store.db,
+        );
+      assert.fail(`not delivered after the restart: ${JSON.stringify(state.rows[0])}\nstderr: ${second.cli.stderr()}`);
+    }
     assert.equal(last.json.type, 'task.created');
     assert.equal(last.json.data.taskId, taskId);
     if (beforeRestart === 1)

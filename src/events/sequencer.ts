@@ -3,16 +3,19 @@
  *
  * Identity ids are drawn when a row is inserted, not when its transaction commits, so a reader
  * ordering by them could read id 12 and later see id 11 commit: a consumer resuming "after 12"
- * would miss 11. Instead each row records its transaction id (xid8) and the sequencer numbers only
- * events whose transaction is older than every transaction still running
- * (`xid < pg_snapshot_xmin(pg_current_snapshot())`): such a transaction has ended, and no
- * transaction still running or yet to start can write a smaller xid. Numbering those events in
- * (xid, id) order, one sequencer run at a time (the row lock on `outbox_sequencer`, held until
- * commit), makes `seq` increase in the order events become visible, for every reader.
+ * would miss 11. Instead events are written without a number, and the sequencer numbers the
+ * events that have committed (the only ones its snapshot sees) from one counter whose row lock it
+ * holds until it commits. Runs are therefore one at a time, across server processes, and commit
+ * in the order of their numbers: whenever a reader sees number N, every smaller number has
+ * already committed, and an event that commits later gets a larger number. Within a run, events
+ * are numbered in (writing transaction id, row id) order, which keeps each transaction's events
+ * together and in the order they were written.
  *
- * Each server process runs it after its own units of work commit (coalesced: one run in flight,
- * one queued) and on a timer (for events of other processes' and of long transactions); it
- * wakes this process's readers, and on PostgreSQL the others through NOTIFY.
+ * No condition on running transactions is needed (nor wanted: the oldest running transaction of
+ * the whole cluster, in any database, would hold every event back). Each server process runs it
+ * after its own units of work end (coalesced: one run in flight, one queued) and on a timer (for
+ * events of other processes and of writes outside a unit of work); it wakes this process's
+ * readers, and on PostgreSQL the others through NOTIFY.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
@@ -28,7 +31,7 @@ export interface SequencedBatch {
   tenants: Map<number, number>;
   /** events numbered, by type */
   types: Map<string, number>;
-  /** events still waiting for a running transaction to end (or for the next batch) */
+  /** committed events left for the next run (more than one batch) */
   waiting: number;
 }
 
@@ -41,7 +44,7 @@ export async function sequenceOnce(db: Kysely<Database>, notify: boolean): Promi
       WITH base AS (SELECT last_seq FROM outbox_sequencer),
       due AS (
         SELECT tenant_id, id, row_number() OVER (ORDER BY xid, id) AS n FROM outbox_events
-        WHERE seq IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot())
+        WHERE seq IS NULL
         ORDER BY xid, id LIMIT ${BATCH}
       ),
       numbered AS (
@@ -75,8 +78,6 @@ export interface SequencerOptions {
   notify: boolean;
   /** ms between runs when nothing asked for one (events of other processes, long transactions) */
   pollMs: number;
-  /** ms before retrying while events wait for running transactions */
-  retryMs: number;
   onSequenced(batch: SequencedBatch): void;
   onError(err: unknown): void;
 }
@@ -86,7 +87,6 @@ export class Sequencer {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
-  private retry: NodeJS.Timeout | null = null;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -121,14 +121,7 @@ export class Sequencer {
       try {
         const batch = await sequenceOnce(this.db, this.opts.notify);
         if (batch.tenants.size) this.opts.onSequenced(batch);
-        if (batch.waiting > 0 && !this.retry && !this.stopped) {
-          this.retry = setTimeout(() => {
-            this.retry = null;
-            this.kick();
-          }, this.opts.retryMs);
-          this.retry.unref();
-        }
-        if (batch.waiting > 0 && batch.tenants.size > 0) this.again = true;
+        if (batch.waiting > 0) this.again = true;
       } catch (err) {
         if (!this.stopped) this.opts.onError(err);
         return;
@@ -139,7 +132,6 @@ export class Sequencer {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    if (this.retry) clearTimeout(this.retry);
     while (this.running) await this.running;
   }
 }

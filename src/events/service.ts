@@ -37,8 +37,6 @@ export class Events {
       notify: opts.listen !== null,
       // events of other processes' long transactions, and of writes made outside a unit of work
       pollMs: 1000,
-      // events waiting for an older transaction: look again soon (most transactions last milliseconds)
-      retryMs: 20,
       onSequenced: (batch) => {
         opts.onSequenced?.(batch);
         this.hub.wake([...batch.tenants.keys()]);

@@ -62,7 +62,7 @@ export class Metrics {
     const backlog = () => outboxBacklog(db, clock.now());
     new Gauge({
       name: 'queuemate_outbox_unsequenced_events',
-      help: 'Outbox events written but not yet numbered (waiting for older transactions to end).',
+      help: 'Committed outbox events not yet numbered by the sequencer (normally 0 between runs).',
       registers: [registry],
       async collect() {
         this.set((await backlog()).unsequenced);

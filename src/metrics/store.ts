@@ -24,7 +24,7 @@ export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
 }
 
 export interface OutboxBacklog {
-  /** events not yet numbered (their transaction, or an older one, is still running) */
+  /** committed events the sequencer has not numbered yet */
   unsequenced: number;
   /** webhook deliveries waiting for an attempt */
   pendingDeliveries: number;

@@ -2,9 +2,8 @@
 -- write the events of process and run changes in the transaction of the change.
 
 -- Each event row is written with the id of the transaction that wrote it (xid) and no `seq`. The
--- sequencer (src/events/sequencer.ts) numbers events in (xid, id) order once every transaction
--- with a smaller xid has ended, so `seq` is the order readers see: a reader resuming after seq N
--- never misses an event that commits later with a smaller number.
+-- sequencer (src/events/sequencer.ts) numbers committed events, one run at a time, so `seq` is the
+-- order readers see: a reader resuming after seq N never misses an event that commits later.
 ALTER TABLE outbox_events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 ALTER TABLE outbox_events ADD COLUMN seq bigint;
 CREATE INDEX outbox_events_unsequenced_idx ON outbox_events (xid, id) WHERE seq IS NULL;
