@@ -196,3 +196,40 @@ test(`${STORE_KIND}: concurrent writers: a reader resuming from its last id sees
     );
   }
 });
+
+test(`${STORE_KIND}: retention purges old finished deliveries and old events no endpoint still needs`, async () => {
+  const t = await testApp();
+  apps.push(t);
+  const tenant = await seedTenant(t.store, 'ev-p');
+  const db = t.store.db;
+  const { createSubscription } = await import('../src/events/webhooks.js');
+  const { purgeOldEvents } = await import('../src/maintenance/outbox-retention.js');
+  const old = new Date('2026-01-01T00:00:00Z');
+  const now = new Date('2026-01-10T00:00:00Z');
+  const insert = async (n: number) => {
+    for (let i = 0; i < n; i++)
+      await t.app.services.units.autocommit((tx) =>
+        sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at) VALUES (${tenant.tenantId}, 'test.old', '{}'::jsonb, ${old})`.execute(
+          tx.db,
+        ),
+      );
+    await t.app.services.events.sequencer.flush();
+  };
+  // an endpoint created before the events, still behind them: they are kept for it
+  const { subscription } = await createSubscription(db, tenant.tenantId, { url: 'https://example.com/hook' });
+  await insert(3);
+  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 0, deliveries: 0 });
+  // once the endpoint is past them (or disabled), they go; an old delivered log row goes too
+  const evs = await readEvents(db, tenant.tenantId, 0, 100);
+  await sql`UPDATE webhook_subscriptions SET cursor_seq = ${evs[1].id} WHERE id = ${subscription.id}`.execute(db);
+  await sql`INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, status, created_at)
+    VALUES (${tenant.tenantId}, ${subscription.id}, ${evs[0].id}, 'delivered', ${old}),
+           (${tenant.tenantId}, ${subscription.id}, ${evs[1].id}, 'pending', ${old})`.execute(db);
+  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 1, deliveries: 1 }, 'the pending delivery keeps its event');
+  assert.deepEqual(
+    (await readEvents(db, tenant.tenantId, 0, 100)).map((e) => e.id),
+    [evs[1].id, evs[2].id],
+  );
+  // nothing younger than the retention is touched
+  assert.deepEqual(await purgeOldEvents(db, now, 24 * 365), { events: 0, deliveries: 0 });
+});
