@@ -13,7 +13,7 @@ import { sql, type RawBuilder } from 'kysely';
 
 /**
  * One event per change in `source` (the funnel's change relation), typed `task.` + the history
- * action in snake case ('Lock expired' → task.lock_expired), and a `process.stopped_by_errors`
+ * action in lower case with spaces as underscores ('Lock expired' → task.lock_expired), and a `process.stopped_by_errors`
  * / `process.resumed_from_errors` event when the batch moves a process with Stop on Errors across
  * its error limit (the count before the statement is the statement's snapshot; docs/events.md says
  * why this event is best-effort under concurrent writers). The Failure clears of the same statement
@@ -21,17 +21,17 @@ import { sql, type RawBuilder } from 'kysely';
  */
 export function eventsFromChanges(source: string): RawBuilder<unknown> {
   const s = sql.raw(source);
+  // the payload leaves out `type` and `at`: readers add them from the row's columns (store.ts),
+  // which keeps the per-row work of this hot-path write to one jsonb_build_object
   return sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at)
-    SELECT c.tenant_id, 'task.' || lower(regexp_replace(btrim(c.action), '\\s+', '_', 'g')),
-      jsonb_build_object('type', 'task.' || lower(regexp_replace(btrim(c.action), '\\s+', '_', 'g')), 'at', qm_utc(c.at),
-        'processId', c.process_id, 'taskId', c.task_id, 'action', c.action, 'queue', c.queue, 'error', c.error,
+    SELECT c.tenant_id, 'task.' || replace(lower(c.action), ' ', '_'),
+      jsonb_build_object('processId', c.process_id, 'taskId', c.task_id, 'action', c.action, 'queue', c.queue, 'error', c.error,
         'fromQueue', c.from_queue, 'fromError', c.from_error, 'reason', c.reason, 'retryCount', c.retry_count,
         'actor', jsonb_build_object('type', c.actor_type, 'id', c.actor_id, 'name', c.actor_name), 'requestId', c.request_id),
       c.at
     FROM ${s} c
     UNION ALL
-    SELECT x.tenant_id, x.type, jsonb_build_object('type', x.type, 'at', qm_utc(x.at), 'processId', x.process_id,
-        'unresolvedErrors', x.after, 'errorLimit', x.error_limit), x.at
+    SELECT x.tenant_id, x.type, jsonb_build_object('processId', x.process_id, 'unresolvedErrors', x.after, 'errorLimit', x.error_limit), x.at
     FROM (
       SELECT d.tenant_id, d.process_id, d.at, p.error_limit, e.n + d.delta AS after,
         CASE WHEN e.n <= p.error_limit AND e.n + d.delta > p.error_limit THEN 'process.stopped_by_errors'

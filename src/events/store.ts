@@ -26,7 +26,12 @@ export async function readEvents(
     WHERE tenant_id = ${tenantId} AND seq > ${afterId}
       ${hiddenFamilies.length ? sql`AND split_part(type, '.', 1) <> ALL(${hiddenFamilies}::text[])` : sql``}
     ORDER BY seq LIMIT ${limit}`.execute(db);
-  return rows.map((r) => ({ id: r.seq, type: r.type, payload: r.payload, createdAt: r.created_at }));
+  return rows.map((r) => ({ id: r.seq, type: r.type, payload: eventPayload(r.type, r.created_at, r.payload), createdAt: r.created_at }));
+}
+
+/** The payload readers get: `type` and `at` (from the row's columns) first, then the stored fields. */
+export function eventPayload(type: string, at: Date, stored: Record<string, unknown>): Record<string, unknown> {
+  return { type, at: at.toISOString(), ...stored };
 }
 
 /** The last event id given out (any tenant): where a new subscriber starts. */

@@ -17,6 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import { Refusal } from '../lib/errors.js';
 import { isNonPublicAddress } from '../lib/address-guard.js';
 import { postSigned, type AttemptResult } from './webhook-http.js';
+import { eventPayload } from './store.js';
 
 /** Retries go on for this long after the first attempt; then the delivery fails for good. */
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
@@ -428,11 +429,8 @@ export class Dispatcher {
 
   private async attempt(s: Claimed, d: DueDelivery): Promise<boolean> {
     const now = this.clock.now();
-    const body = JSON.stringify({
-      type: d.type,
-      timestamp: (d.payload.at as string) ?? d.event_at.toISOString(),
-      data: { id: d.event_id, ...d.payload },
-    });
+    const data: Record<string, unknown> = { id: d.event_id, ...eventPayload(d.type, d.event_at, d.payload) };
+    const body = JSON.stringify({ type: d.type, timestamp: data.at as string, data });
     const result: AttemptResult = await postSigned(
       s.url,
       s.secret,

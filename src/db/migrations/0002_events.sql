@@ -7,7 +7,11 @@
 ALTER TABLE outbox_events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 ALTER TABLE outbox_events ADD COLUMN seq bigint;
 CREATE INDEX outbox_events_unsequenced_idx ON outbox_events (xid, id) WHERE seq IS NULL;
-CREATE UNIQUE INDEX outbox_events_seq_key ON outbox_events (tenant_id, seq);
+-- the retention purge's index, also written by the sequencer rather than by the change
+DROP INDEX outbox_events_created_idx;
+CREATE INDEX outbox_events_created_idx ON outbox_events (created_at) WHERE seq IS NOT NULL;
+-- partial: a row is indexed when it is numbered (by the sequencer, off the request path), not when written
+CREATE UNIQUE INDEX outbox_events_seq_key ON outbox_events (tenant_id, seq) WHERE seq IS NOT NULL;
 
 -- One row: the last seq given out. Its row lock makes sequencer runs one at a time, across server
 -- processes, so that they commit their numbers in order.
