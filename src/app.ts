@@ -16,8 +16,12 @@ import { securityHeaders } from './http/security-headers.js';
 import { errorSerializer, requestSerializer } from './http/log.js';
 import { tokenRoutes } from './mate-api/routes/token.js';
 import { mateApi } from './mate-api/plugin.js';
+import { peopleApi } from './people-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
 import { EmbeddedVacuum } from './maintenance/embedded-vacuum.js';
+import { startEventJobs, type EventJobsState } from './maintenance/webhooks.js';
+import { metricsRoute } from './http/metrics.js';
+import { outboxBacklog } from './metrics/store.js';
 
 export interface AppDeps {
   store: Store;
@@ -73,27 +77,52 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
   app.addHook('onClose', async () => services.close());
+  services.events.reportError = (err, what) => app.log.warn({ err }, `${what} failed; it runs again shortly`);
+  // live streams never end on their own: end them so that shutdown does not wait for them
+  app.addHook('preClose', async () => {
+    for (const end of [...services.events.streams]) end();
+  });
   securityHeaders(app);
+  // requests by method, route template (never the raw URL: bounded label values) and status
+  app.addHook('onResponse', async (req, reply) => {
+    services.metrics.httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
 
   await app.register(swagger, {
     openapi: {
       info: {
-        title: 'Queuemate Mate API',
+        title: 'Queuemate API',
         version: '1',
         description:
-          'The Anymate-compatible API for Mates (robots). Get a token from POST /connect/token (form-encoded password grant), then call /api/<Endpoint>[/<ProcessKey>] with Authorization: Bearer <token>. Business refusals answer 200 with succeeded: false and a code; see docs/mate-api.md.',
+          "The Anymate-compatible API for Mates (robots). Get a token from POST /connect/token (form-encoded password grant), then call /api/<Endpoint>[/<ProcessKey>] with Authorization: Bearer <token>. Business refusals answer 200 with succeeded: false and a code; see docs/mate-api.md. The people's API (web app and scripts) lives under /v1: sign in with POST /v1/session or send a personal access token; see docs/people-api.md.",
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          personalToken: { type: 'http', scheme: 'bearer', description: "A personal access token qmp_… (people's API, /v1)" },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'qm_session',
+            description: 'The web session; writes also need X-CSRF-Token',
+          },
+        },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(tokenRoutes);
   await app.register(mateApi, { prefix: '/api', services });
   await app.register(mateApi, { prefix: '/apimate', services, hidden: true });
+  await app.register(peopleApi, { prefix: '/v1', services });
 
+  const sweeperState: { lastRunAt: Date | null } = { lastRunAt: null };
   if (deps.sweeper !== false) {
     const stop = startMaintenance(
-      { db: services.db, units: services.units, clock: services.clock, throttle: services.auth.throttle },
+      { db: services.db, units: services.units, clock: services.clock, throttle: services.auth.throttle, state: sweeperState },
       config.lockSweepIntervalSeconds,
       app.log,
     );
@@ -104,6 +133,15 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       app.addHook('onClose', () => vacuum.close());
     }
   }
+  const eventJobs: EventJobsState = { lastDispatchAt: null, lastPurgeAt: null };
+  if (deps.sweeper !== false) {
+    const stop = startEventJobs(
+      { db: services.db, clock: services.clock, events: services.events, retentionHours: config.eventRetentionHours, state: eventJobs },
+      app.log,
+    );
+    app.addHook('onClose', stop);
+  }
+  await app.register(metricsRoute, { services });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -114,7 +152,20 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
       return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
     }
     if (!(await isMigrated(deps.store))) return reply.code(503).send({ status: 'unavailable', reason: 'database not migrated' });
-    return { status: 'ready' };
+    // informative, not a readiness condition: a backlog is the endpoints' problem, not this process's
+    const backlog = await outboxBacklog(services.db, services.clock.now());
+    return {
+      status: 'ready',
+      events: {
+        unsequenced: backlog.unsequenced,
+        pendingDeliveries: backlog.pendingDeliveries,
+        oldestPendingDeliverySeconds: Math.round(backlog.oldestPendingSeconds),
+        sequencerLastRunSecondsAgo: backlog.sequencerIdleSeconds === null ? null : Math.round(backlog.sequencerIdleSeconds),
+        dispatcherLastRunAt: eventJobs.lastDispatchAt?.toISOString() ?? null,
+        purgeLastRunAt: eventJobs.lastPurgeAt?.toISOString() ?? null,
+      },
+      sweeperLastRunAt: sweeperState.lastRunAt?.toISOString() ?? null,
+    };
   });
 
   return app;

@@ -28,6 +28,12 @@ export interface Config {
   signInMaxFailuresPerAddress: number;
   signInWindowSeconds: number;
   trustProxy: boolean | number | string;
+  metrics: 'on' | 'off';
+  metricsToken: string | null;
+  sseHeartbeatSeconds: number;
+  eventRetentionHours: number;
+  webhookTimeoutSeconds: number;
+  webhookDisableAfterFailures: number;
 }
 
 type Kind = 'int' | 'string' | 'url' | 'enum' | 'path' | 'proxy';
@@ -243,6 +249,66 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 86400,
     description: 'Length of the sign-in throttling window in seconds.',
+  },
+  {
+    key: 'metrics',
+    env: 'QUEUEMATE_METRICS',
+    flag: '--metrics',
+    kind: 'enum',
+    default: 'on',
+    values: ['on', 'off'],
+    description: 'Serve Prometheus metrics at /metrics (`off`: the route answers 404). See docs/events.md.',
+  },
+  {
+    key: 'metricsToken',
+    env: 'QUEUEMATE_METRICS_TOKEN',
+    flag: '--metrics-token',
+    kind: 'string',
+    default: null,
+    description:
+      'When set, /metrics requires `Authorization: Bearer <token>` (401 otherwise); set it whenever the port is reachable by others.',
+  },
+  {
+    key: 'sseHeartbeatSeconds',
+    env: 'QUEUEMATE_SSE_HEARTBEAT',
+    flag: '--sse-heartbeat',
+    kind: 'int',
+    default: 15,
+    min: 1,
+    max: 300,
+    description: 'Seconds between heartbeat comments on GET /v1/events, so proxies do not close an idle stream (most close after 30-60 s).',
+  },
+  {
+    key: 'eventRetentionHours',
+    env: 'QUEUEMATE_EVENT_RETENTION_HOURS',
+    flag: '--event-retention-hours',
+    kind: 'int',
+    default: 168,
+    min: 25,
+    max: 87600,
+    description:
+      'Hours outbox events and webhook delivery logs are kept (more than the 24 h retry window); a stream resuming from an older id starts at the oldest kept event.',
+  },
+  {
+    key: 'webhookTimeoutSeconds',
+    env: 'QUEUEMATE_WEBHOOK_TIMEOUT',
+    flag: '--webhook-timeout',
+    kind: 'int',
+    default: 10,
+    min: 1,
+    max: 60,
+    description: 'Seconds a webhook endpoint has to answer one delivery attempt before it counts as failed and is retried.',
+  },
+  {
+    key: 'webhookDisableAfterFailures',
+    env: 'QUEUEMATE_WEBHOOK_DISABLE_AFTER',
+    flag: '--webhook-disable-after',
+    kind: 'int',
+    default: 1,
+    min: 1,
+    max: 1000,
+    description:
+      'Deliveries in a row that fail for good (every retry for 24 h) before a webhook endpoint is disabled and admins are notified.',
   },
 ];
 

@@ -15,6 +15,8 @@ import { MateAuth } from './auth/service.js';
 import { MateContact } from './accounts/contact.js';
 import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
+import { Events } from './events/service.js';
+import { Metrics } from './metrics/metrics.js';
 
 export interface Services {
   readonly config: Config;
@@ -29,7 +31,10 @@ export interface Services {
   readonly processes: ProcessCache;
   readonly batchers: TaskBatchers;
   readonly mateContact: MateContact;
-  close(): void;
+  /** outbox numbering, reader wake-ups, webhook dispatch (src/events) */
+  readonly events: Events;
+  readonly metrics: Metrics;
+  close(): Promise<void>;
 }
 
 export async function createServices(config: Config, store: Store, clock: Clock): Promise<Services> {
@@ -38,6 +43,25 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   const auth = await MateAuth.create(config, store, clock, notifier);
   const processes = new ProcessCache(store.db, notifier);
   const batchers = new TaskBatchers(units, notifier);
+  const metrics = new Metrics(store.db, store.pool, clock);
+  const events = new Events({
+    db: store.db,
+    units,
+    clock,
+    listen: store.kind === 'postgres' ? store.pool.options : null,
+    dispatcher: {
+      timeoutMs: config.webhookTimeoutSeconds * 1000,
+      disableAfterFailures: config.webhookDisableAfterFailures,
+      onAttempt: (outcome, seconds) => {
+        metrics.webhookDeliveries.inc({ outcome });
+        metrics.webhookDuration.observe({ outcome }, seconds);
+      },
+    },
+    onSequenced: (batch) => {
+      for (const [type, n] of batch.types) metrics.events.inc({ type }, n);
+    },
+  });
+  await events.start();
   return {
     config,
     store,
@@ -49,10 +73,13 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     processes,
     batchers,
     mateContact: new MateContact(store.db),
-    close() {
+    events,
+    metrics,
+    async close() {
       auth.close();
       processes.close();
       batchers.close();
+      await events.stop();
     },
   };
 }

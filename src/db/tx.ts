@@ -15,6 +15,12 @@ export interface Tx {
 }
 
 export class Units {
+  /**
+   * Called after every unit of work ends (committed or not): the events sequencer's cue that new
+   * outbox rows may be ready to number (src/events/sequencer.ts). Cheap: it only asks for a run.
+   */
+  afterWork: (() => void) | null = null;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly notifier: ChangeNotifier,
@@ -23,9 +29,13 @@ export class Units {
   /** Runs fn in one transaction; its published changes are delivered after COMMIT. */
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const changes: Change[] = [];
-    const result = await this.db.transaction().execute((trx) => fn({ db: trx, publish: (c) => changes.push(c) }));
-    for (const c of changes) this.notifier.publish(c);
-    return result;
+    try {
+      const result = await this.db.transaction().execute((trx) => fn({ db: trx, publish: (c) => changes.push(c) }));
+      for (const c of changes) this.notifier.publish(c);
+      return result;
+    } finally {
+      this.afterWork?.();
+    }
   }
 
   /**
@@ -35,9 +45,13 @@ export class Units {
    */
   async within<T>(fn: (txFor: (db: Kysely<Database>) => Tx) => Promise<T>): Promise<T> {
     const changes: Change[] = [];
-    const result = await fn((db) => ({ db, publish: (c) => changes.push(c) }));
-    for (const c of changes) this.notifier.publish(c);
-    return result;
+    try {
+      const result = await fn((db) => ({ db, publish: (c) => changes.push(c) }));
+      for (const c of changes) this.notifier.publish(c);
+      return result;
+    } finally {
+      this.afterWork?.();
+    }
   }
 
   /**
@@ -51,6 +65,7 @@ export class Units {
     } finally {
       // a statement that committed before a later one failed has still changed the data
       for (const c of changes) this.notifier.publish(c);
+      this.afterWork?.();
     }
   }
 }

@@ -29,7 +29,7 @@ export type SignInScope = 'user' | 'address';
 /** Which new tasks wait in NeedsApproval. */
 export type RequireApproval = 'none' | 'mateCreated' | 'all';
 export type KpiEventOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
-export type NotificationKind = 'failure' | 'stoppedByErrors' | 'info';
+export type NotificationKind = 'failure' | 'stoppedByErrors' | 'webhookDisabled' | 'info';
 export type IdempotencyState = 'in_progress' | 'done';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -43,6 +43,7 @@ export interface TenantsTable {
   rate_limit_per_minute: number | null;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
+  webhooks_allow_private: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface TenantApiSecretsTable {
@@ -314,6 +315,13 @@ export interface WebhookSubscriptionsTable {
   event_types: ColumnType<string[], string[] | undefined, string[]>;
   enabled: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: DefaultTimestamp;
+  description: ColumnType<string, string | undefined, string>;
+  /** the last event id (outbox seq) made a delivery */
+  cursor_seq: ColumnType<number, number | undefined, number>;
+  claimed_until: Timestamp | null;
+  failed_in_a_row: ColumnType<number, number | undefined, number>;
+  disabled_reason: string | null;
+  updated_at: DefaultTimestamp;
 }
 
 export interface OutboxEventsTable {
@@ -322,6 +330,16 @@ export interface OutboxEventsTable {
   type: string;
   payload: Json<Record<string, unknown>>;
   created_at: Timestamp;
+  /** the writing transaction (xid8, read as text) */
+  xid: ColumnType<string, string | undefined, string>;
+  /** the event id readers see; null until the sequencer numbers it */
+  seq: number | null;
+}
+
+export interface OutboxSequencerTable {
+  singleton: ColumnType<boolean, boolean | undefined, boolean>;
+  last_seq: ColumnType<number, number | undefined, number>;
+  ran_at: Timestamp | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -336,6 +354,9 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: Timestamp;
   delivered_at: Timestamp | null;
+  last_attempt_at: Timestamp | null;
+  duration_ms: number | null;
+  response_excerpt: string | null;
 }
 
 export interface AuditLogTable {
@@ -372,6 +393,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   outbox_events: OutboxEventsTable;
+  outbox_sequencer: OutboxSequencerTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
 }

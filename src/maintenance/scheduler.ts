@@ -17,6 +17,8 @@ export interface MaintenanceDeps {
   units: Units;
   clock: Clock;
   throttle: SignInThrottle;
+  /** when the last sweep finished (shown by /readyz) */
+  state?: { lastRunAt: Date | null };
 }
 
 /** What the jobs log through: any pino-style logger (the app passes Fastify's), so this layer needs no HTTP import. */
@@ -52,6 +54,7 @@ export function startMaintenance(deps: MaintenanceDeps, intervalSeconds: number,
     running = sweepOnce(deps, deps.clock.now())
       .then(async (r) => {
         if (r.recovered || r.runsClosed) log.info(r, 'sweeper recovered expired locks / closed idle runs');
+        if (deps.state) deps.state.lastRunAt = deps.clock.now();
         await pruneSignInFailures(deps.throttle);
       })
       .catch((err) => log.warn({ err }, 'sweep failed; retrying at the next interval'))

@@ -29,6 +29,7 @@ import { historyFromChanges, commentsFromChanges } from '../history/store.js';
 import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
 import { runCountsFromChanges } from '../runs/store.js';
 import { failureClearFromChanges } from '../processes/store.js';
+import { eventsFromChanges } from '../events/outbox.js';
 import type { TaskRow } from './store.js';
 
 export interface KpiEntry {
@@ -63,8 +64,8 @@ export interface TaskChange {
 }
 
 /**
- * The writes derived from a change relation named `source`, as CTEs of one statement. The last
- * one, `failures_cleared`, returns the processes whose Failure state was cleared.
+ * The writes derived from a change relation named `source`, as CTEs of one statement.
+ * `failures_cleared` returns the processes whose Failure state was cleared.
  */
 export function derivedWrites(source: string): [name: string, query: RawBuilder<unknown>][] {
   return [
@@ -73,6 +74,7 @@ export function derivedWrites(source: string): [name: string, query: RawBuilder<
     ['kpi_events', kpiEventsFromChanges(source)],
     ['run_counts', runCountsFromChanges(source)],
     ['failures_cleared', failureClearFromChanges(source)],
+    ['outbox', eventsFromChanges(source)],
   ];
 }
 

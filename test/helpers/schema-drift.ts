@@ -239,6 +239,8 @@ function expectedKinds(where: string, dataType: string, elementType: string | nu
     'timestamp with time zone': { select: ['Date'], insert: ['Date', 'string'] },
     // date stays a 'YYYY-MM-DD' string (src/db/store.ts); a Date parameter would shift by the local offset
     date: { select: ['string'], insert: ['string'] },
+    // xid8 (a transaction id) has no parser in the driver: text
+    xid8: { select: ['string'], insert: ['string'] },
     jsonb: null,
     json: null,
   };

@@ -169,7 +169,9 @@ test(`${STORE_KIND}: first start prints the credentials once; health; SIGTERM ex
     assert.deepEqual(await health.json(), { status: 'ok' });
     const ready = await fetch(`${first.url}/readyz`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ready' });
+    const readyBody = await ready.json();
+    assert.equal(readyBody.status, 'ready');
+    assert.equal(readyBody.events.pendingDeliveries, 0, 'the events backlog is reported (docs/events.md)');
 
     if (!DATABASE_URL) {
       // The embedded store admits one process: a second one fails fast with one line.

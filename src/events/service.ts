@@ -1,0 +1,59 @@
+/**
+ * The events machinery of one server process (docs/events.md): the sequencer that numbers outbox
+ * events, the hub that wakes readers, on PostgreSQL the LISTEN connection that hears the other
+ * processes' sequencers, and the webhook dispatcher.
+ */
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Database } from '../db/types.js';
+import type { Units } from '../db/tx.js';
+import type { Clock } from '../lib/clock.js';
+import { EventHub, PgEventListener } from './hub.js';
+import { Sequencer, type SequencedBatch } from './sequencer.js';
+import { Dispatcher, type DispatcherOptions } from './webhooks.js';
+
+export interface EventsOptions {
+  db: Kysely<Database>;
+  units: Units;
+  clock: Clock;
+  /** PostgreSQL: the connection settings for LISTEN, and NOTIFY the other processes; null on PGlite */
+  listen: pg.ClientConfig | null;
+  dispatcher: Omit<DispatcherOptions, 'onEventWritten'>;
+  onSequenced?: (batch: SequencedBatch) => void;
+}
+
+export class Events {
+  readonly hub = new EventHub();
+  readonly sequencer: Sequencer;
+  readonly dispatcher: Dispatcher;
+  private readonly listener: PgEventListener | null;
+  /** the open live streams of this process, each with the function that ends it (at shutdown) */
+  readonly streams = new Set<() => void>();
+  /** where background failures are told (the app sets its logger) */
+  reportError: (err: unknown, what: string) => void = () => {};
+
+  constructor(opts: EventsOptions) {
+    this.sequencer = new Sequencer(opts.db, {
+      notify: opts.listen !== null,
+      // events of other processes' long transactions, and of writes made outside a unit of work
+      pollMs: 1000,
+      onSequenced: (batch) => {
+        opts.onSequenced?.(batch);
+        this.hub.wake([...batch.tenants.keys()]);
+      },
+      onError: (err) => this.reportError(err, 'events sequencer'),
+    });
+    opts.units.afterWork = () => this.sequencer.kick();
+    this.dispatcher = new Dispatcher(opts.db, opts.clock, { ...opts.dispatcher, onEventWritten: () => this.sequencer.kick() });
+    this.listener = opts.listen ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener')) : null;
+  }
+
+  async start(): Promise<void> {
+    await this.listener?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sequencer.stop();
+    await this.listener?.stop();
+  }
+}

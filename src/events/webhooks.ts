@@ -1,0 +1,488 @@
+/**
+ * Webhooks (docs/events.md, "Webhooks"): subscriptions per tenant, and the dispatcher that delivers
+ * outbox events to them.
+ *
+ * Delivery: each endpoint gets its events one at a time in event-id order (per-endpoint order): the
+ * next event becomes a delivery only when the previous one was delivered or failed for good. A
+ * dispatcher claims endpoints that have work with FOR UPDATE SKIP LOCKED and a lease
+ * (claimed_until), so any number of server processes share the endpoints and never deliver to one
+ * endpoint concurrently; a crashed process's lease runs out and another takes over, so an event
+ * committed before a crash is delivered after it (at least once: receivers dedupe by webhook-id).
+ */
+import crypto from 'node:crypto';
+import net from 'node:net';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import { Refusal } from '../lib/errors.js';
+import { isNonPublicAddress } from '../lib/address-guard.js';
+import { postSigned, type AttemptResult } from './webhook-http.js';
+import { eventPayload } from './store.js';
+
+/** Retries go on for this long after the first attempt; then the delivery fails for good. */
+export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
+// back-off: 5 s, doubling, at most 1 h between attempts (≈ 30 attempts in 24 h), each delay
+// drawn in [½, 1] of its step (jitter) so endpoints that failed together do not retry together
+const FIRST_RETRY_MS = 5000;
+const MAX_RETRY_MS = 3600 * 1000;
+// deliveries one claim works through before letting go (other endpoints get a turn)
+const PER_CLAIM = 10;
+// time a claim outlives its attempt's timeout (the writes before and after the attempt)
+const LEASE_MARGIN_MS = 5000;
+// endpoints one dispatcher pass claims
+const CLAIM_LIMIT = 16;
+const EVENT_TYPE = /^(?:[a-z]+(?:_[a-z]+)*)\.(?:\*|[a-z]+(?:_[a-z]+)*)$/;
+
+export function backoffMs(attempts: number, random: () => number = Math.random): number {
+  const step = Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_MS);
+  return Math.round(step / 2 + (random() * step) / 2);
+}
+
+export interface Subscription {
+  id: number;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: Date;
+}
+
+export interface SubscriptionInput {
+  url: string;
+  eventTypes?: string[];
+  description?: string;
+  enabled?: boolean;
+}
+
+/** A new signing secret in the Standard Webhooks form: whsec_ + base64 of 24 random bytes. */
+export function newSigningSecret(): string {
+  return `whsec_${crypto.randomBytes(24).toString('base64')}`;
+}
+
+function readUrl(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.length > 2000)
+    throw new Refusal('invalid_field', 'url must be an http(s) URL', [
+      { field: 'url', code: 'invalid_field', message: 'url must be an http(s) URL of at most 2000 characters' },
+    ]);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Refusal('invalid_field', 'url is not a URL', [{ field: 'url', code: 'invalid_field', message: 'url is not a URL' }]);
+  }
+  if (!['http:', 'https:'].includes(u.protocol) || u.username || u.password)
+    throw new Refusal('invalid_field', 'url must be http(s) without credentials', [
+      { field: 'url', code: 'invalid_field', message: 'url must be http:// or https:// without user:password' },
+    ]);
+  return u.toString();
+}
+
+function readTypes(raw: unknown): string[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > 100 || raw.some((t) => typeof t !== 'string' || !EVENT_TYPE.test(t)))
+    throw new Refusal('invalid_field', 'eventTypes must be event types like task.solved or task.*', [
+      {
+        field: 'eventTypes',
+        code: 'invalid_field',
+        message: 'eventTypes must be a list of event types like "task.solved" or "task.*" (empty: all)',
+      },
+    ]);
+  return [...new Set(raw as string[])].sort();
+}
+
+async function allowsNonPublic(db: Kysely<Database>, tenantId: number): Promise<boolean> {
+  const { rows } = await sql<{ allow: boolean }>`SELECT webhooks_allow_private AS allow FROM tenants WHERE id = ${tenantId}`.execute(db);
+  return rows[0]?.allow ?? false;
+}
+
+/** Refuses a URL whose host is a literal non-public address (names are checked at connect time). */
+async function checkTarget(db: Kysely<Database>, tenantId: number, url: string): Promise<void> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  const literal = net.isIP(host) > 0 || host === 'localhost' || host.endsWith('.localhost');
+  if (literal && (net.isIP(host) ? isNonPublicAddress(host) : true) && !(await allowsNonPublic(db, tenantId)))
+    throw new Refusal('invalid_field', `url: ${host} is not a public address`, [
+      {
+        field: 'url',
+        code: 'invalid_field',
+        message: `${host} is a loopback, link-local or private address; an admin may allow such targets for the tenant`,
+      },
+    ]);
+}
+
+const SUBSCRIPTION_COLUMNS = sql`id, url, description, event_types, enabled, disabled_reason, created_at`;
+const toSubscription = (r: any): Subscription => ({
+  id: r.id,
+  url: r.url,
+  description: r.description,
+  eventTypes: r.event_types,
+  enabled: r.enabled,
+  disabledReason: r.disabled_reason,
+  createdAt: r.created_at,
+});
+
+/** Creates a subscription; the signing secret is returned this once. New subscriptions get events from now on. */
+export async function createSubscription(
+  db: Kysely<Database>,
+  tenantId: number,
+  input: SubscriptionInput,
+): Promise<{ subscription: Subscription; secret: string }> {
+  const url = readUrl(input.url);
+  const types = readTypes(input.eventTypes);
+  await checkTarget(db, tenantId, url);
+  const secret = newSigningSecret();
+  const { rows } = await sql`INSERT INTO webhook_subscriptions (tenant_id, url, secret, event_types, enabled, description, cursor_seq)
+    VALUES (${tenantId}, ${url}, ${secret}, ${types}::text[], ${input.enabled ?? true}, ${String(input.description ?? '').slice(0, 500)},
+      (SELECT last_seq FROM outbox_sequencer))
+    RETURNING ${SUBSCRIPTION_COLUMNS}`.execute(db);
+  return { subscription: toSubscription(rows[0]), secret };
+}
+
+export async function listSubscriptions(db: Kysely<Database>, tenantId: number): Promise<Subscription[]> {
+  const { rows } = await sql`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} ORDER BY id`.execute(
+    db,
+  );
+  return rows.map(toSubscription);
+}
+
+export async function getSubscription(db: Kysely<Database>, tenantId: number, id: number): Promise<Subscription> {
+  const { rows } =
+    await sql`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(db);
+  if (!rows[0]) throw new Refusal('not_found', `webhook ${id} not found`);
+  return toSubscription(rows[0]);
+}
+
+/** Changes a subscription; enabling it again clears its failure streak. */
+export async function updateSubscription(
+  db: Kysely<Database>,
+  tenantId: number,
+  id: number,
+  patch: Partial<SubscriptionInput>,
+): Promise<Subscription> {
+  const url = patch.url === undefined ? null : readUrl(patch.url);
+  const types = patch.eventTypes === undefined ? null : readTypes(patch.eventTypes);
+  if (url) await checkTarget(db, tenantId, url);
+  const { rows } = await sql`UPDATE webhook_subscriptions SET url = COALESCE(${url}, url),
+      event_types = COALESCE(${types}::text[], event_types),
+      description = COALESCE(${patch.description === undefined ? null : String(patch.description).slice(0, 500)}, description),
+      enabled = COALESCE(${patch.enabled ?? null}::boolean, enabled),
+      failed_in_a_row = CASE WHEN ${patch.enabled === true} THEN 0 ELSE failed_in_a_row END,
+      disabled_reason = CASE WHEN ${patch.enabled === true} THEN NULL ELSE disabled_reason END,
+      updated_at = now()
+    WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING ${SUBSCRIPTION_COLUMNS}`.execute(db);
+  if (!rows[0]) throw new Refusal('not_found', `webhook ${id} not found`);
+  return toSubscription(rows[0]);
+}
+
+/** A new signing secret, returned this once; the old one stops working at once. */
+export async function rotateSecret(db: Kysely<Database>, tenantId: number, id: number): Promise<string> {
+  const secret = newSigningSecret();
+  const r =
+    await sql`UPDATE webhook_subscriptions SET secret = ${secret}, updated_at = now() WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(
+      db,
+    );
+  if (!r.numAffectedRows) throw new Refusal('not_found', `webhook ${id} not found`);
+  return secret;
+}
+
+export async function deleteSubscription(db: Kysely<Database>, tenantId: number, id: number): Promise<void> {
+  const r = await sql`DELETE FROM webhook_subscriptions WHERE tenant_id = ${tenantId} AND id = ${id}`.execute(db);
+  if (!r.numAffectedRows) throw new Refusal('not_found', `webhook ${id} not found`);
+}
+
+export async function getAllowPrivateTargets(db: Kysely<Database>, tenantId: number): Promise<boolean> {
+  return allowsNonPublic(db, tenantId);
+}
+
+/** Lets (or stops letting) the tenant's webhooks reach loopback, link-local and private addresses. */
+export async function setAllowPrivateTargets(db: Kysely<Database>, tenantId: number, allow: boolean): Promise<void> {
+  await sql`UPDATE tenants SET webhooks_allow_private = ${allow}, updated_at = now() WHERE id = ${tenantId}`.execute(db);
+}
+
+export interface Delivery {
+  id: number;
+  subscriptionId: number;
+  eventId: number;
+  eventType: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  durationMs: number | null;
+  responseExcerpt: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+/** The delivery log of one subscription, newest first. */
+export async function listDeliveries(
+  db: Kysely<Database>,
+  tenantId: number,
+  subscriptionId: number,
+  opts: { status?: Delivery['status']; limit?: number; beforeId?: number } = {},
+): Promise<Delivery[]> {
+  await getSubscription(db, tenantId, subscriptionId);
+  const { rows } =
+    await sql<any>`SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
+      d.last_status_code, d.last_error, d.duration_ms, d.response_excerpt, d.created_at, d.delivered_at
+    FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.seq = d.event_id
+    WHERE d.tenant_id = ${tenantId} AND d.subscription_id = ${subscriptionId}
+      ${opts.status ? sql`AND d.status = ${opts.status}` : sql``} ${opts.beforeId ? sql`AND d.id < ${opts.beforeId}` : sql``}
+    ORDER BY d.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
+  return rows.map((r) => ({
+    id: r.id,
+    subscriptionId: r.subscription_id,
+    eventId: r.event_id,
+    eventType: r.type ?? 'unknown',
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.next_attempt_at,
+    lastAttemptAt: r.last_attempt_at,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    durationMs: r.duration_ms,
+    responseExcerpt: r.response_excerpt,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+  }));
+}
+
+/**
+ * Delivers again: one delivery (any status) or every failed delivery of a subscription. The
+ * delivery goes back to pending with a fresh 24 h window and is tried next (before newer events).
+ * Returns how many deliveries were queued again.
+ */
+export async function redeliver(
+  db: Kysely<Database>,
+  tenantId: number,
+  target: { subscriptionId: number; deliveryId: number } | { subscriptionId: number; failed: true },
+  now: Date,
+): Promise<number> {
+  await getSubscription(db, tenantId, target.subscriptionId);
+  const where =
+    'deliveryId' in target
+      ? sql`subscription_id = ${target.subscriptionId} AND id = ${target.deliveryId}`
+      : sql`subscription_id = ${target.subscriptionId} AND status = 'failed'`;
+  const r = await sql`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ${now}, created_at = ${now},
+      delivered_at = NULL
+    WHERE tenant_id = ${tenantId} AND ${where}`.execute(db);
+  const n = Number(r.numAffectedRows ?? 0);
+  if ('deliveryId' in target && n === 0) throw new Refusal('not_found', `delivery ${target.deliveryId} not found`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dispatcher
+
+interface Claimed {
+  tenant_id: number;
+  id: number;
+  url: string;
+  secret: string;
+  event_types: string[];
+  cursor_seq: number;
+  allow_private: boolean;
+}
+
+interface DueDelivery {
+  id: number;
+  event_id: number;
+  attempts: number;
+  created_at: Date;
+  type: string;
+  payload: Record<string, unknown>;
+  event_at: Date;
+}
+
+export interface DispatcherOptions {
+  timeoutMs: number;
+  disableAfterFailures: number;
+  random?: () => number;
+  /** called once per attempt, for metrics */
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed' | 'refused', seconds: number) => void;
+  /** tells this process's readers that the outbox changed (a webhook.disabled event) */
+  onEventWritten?: () => void;
+}
+
+// an event matches a subscription when its type is listed, its family is listed as `family.*`,
+// or the subscription lists no types
+const matches = (types: RawBuilder<unknown>) =>
+  sql`(cardinality(${types}) = 0 OR e.type = ANY(${types}) OR split_part(e.type, '.', 1) || '.*' = ANY(${types}))`;
+
+export class Dispatcher {
+  readonly owner = crypto.randomUUID();
+  private pass: Promise<number> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly opts: DispatcherOptions,
+  ) {}
+
+  /** One pass now, or after the one in flight (coalesced). Resolves with the attempts made. */
+  kick(): Promise<number> {
+    if (this.pass) {
+      this.again = true;
+      return this.pass;
+    }
+    this.pass = (async () => {
+      let total = 0;
+      do {
+        this.again = false;
+        total += await this.dispatchOnce();
+      } while (this.again);
+      return total;
+    })().finally(() => {
+      this.pass = null;
+    });
+    return this.pass;
+  }
+
+  /** Resolves when no pass is running. */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass.catch(() => 0);
+  }
+
+  /** Claims endpoints with work due and works through them; returns the attempts made. */
+  async dispatchOnce(): Promise<number> {
+    const now = this.clock.now();
+    const lease = this.leaseFrom(now);
+    const { rows } = await sql<Claimed>`
+      UPDATE webhook_subscriptions s SET claimed_until = ${lease}
+      FROM (
+        SELECT w.tenant_id, w.id FROM webhook_subscriptions w
+        WHERE w.enabled AND (w.claimed_until IS NULL OR w.claimed_until < ${now})
+          AND (EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = w.tenant_id AND d.subscription_id = w.id
+                       AND d.status = 'pending' AND d.next_attempt_at <= ${now})
+            OR (NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = w.tenant_id AND d.subscription_id = w.id AND d.status = 'pending')
+                AND EXISTS (SELECT 1 FROM outbox_events e WHERE e.tenant_id = w.tenant_id AND e.seq > w.cursor_seq AND ${matches(sql.raw('w.event_types'))})))
+        ORDER BY w.claimed_until NULLS FIRST, w.id
+        LIMIT ${CLAIM_LIMIT}
+        FOR UPDATE SKIP LOCKED
+      ) c, tenants t
+      WHERE s.tenant_id = c.tenant_id AND s.id = c.id AND t.id = s.tenant_id
+      RETURNING s.tenant_id, s.id, s.url, s.secret, s.event_types, s.cursor_seq, t.webhooks_allow_private AS allow_private`.execute(
+      this.db,
+    );
+    const counts = await Promise.all(rows.map((s) => this.work(s)));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * A claim lasts one attempt (bounded by the timeout) and 5 s for the bookkeeping around it, and is
+   * renewed before each further attempt: a crashed process's endpoints are taken over that soon.
+   */
+  private leaseFrom(now: Date): Date {
+    return new Date(now.getTime() + this.opts.timeoutMs + LEASE_MARGIN_MS);
+  }
+
+  private async work(s: Claimed): Promise<number> {
+    let attempts = 0;
+    try {
+      for (let i = 0; i < PER_CLAIM; i++) {
+        if (i > 0)
+          await sql`UPDATE webhook_subscriptions SET claimed_until = ${this.leaseFrom(this.clock.now())}
+            WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
+        const due = await this.next(s);
+        if (!due) break;
+        attempts++;
+        const ok = await this.attempt(s, due);
+        if (!ok) break; // a failed attempt blocks the endpoint's later events until its retry
+      }
+    } finally {
+      await sql`UPDATE webhook_subscriptions SET claimed_until = NULL WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
+    }
+    return attempts;
+  }
+
+  /** The endpoint's head delivery if due; else, when none is pending, the next matching event made a delivery. */
+  private async next(s: Claimed): Promise<DueDelivery | null> {
+    const now = this.clock.now();
+    const head = await sql<DueDelivery & { next_attempt_at: Date }>`
+      SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, e.type, e.payload, e.created_at AS event_at
+      FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.seq = d.event_id
+      WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending'
+      ORDER BY d.id LIMIT 1`.execute(this.db);
+    if (head.rows[0]) return head.rows[0].next_attempt_at <= now ? head.rows[0] : null;
+    const made = await sql<DueDelivery>`
+      WITH next AS (
+        SELECT e.seq, e.type, e.payload, e.created_at FROM outbox_events e
+        WHERE e.tenant_id = ${s.tenant_id} AND e.seq > (SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})
+          AND ${matches(sql`${s.event_types}::text[]`)}
+        ORDER BY e.seq LIMIT 1
+      ),
+      made AS (
+        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, status, attempts, next_attempt_at, created_at)
+        SELECT ${s.tenant_id}, ${s.id}, seq, 'pending', 0, ${now}, ${now} FROM next
+        RETURNING id, event_id, attempts, created_at
+      ),
+      moved AS (
+        UPDATE webhook_subscriptions SET cursor_seq = (SELECT seq FROM next)
+        WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND EXISTS (SELECT 1 FROM next)
+      )
+      SELECT m.id, m.event_id, m.attempts, m.created_at, n.type, n.payload, n.created_at AS event_at FROM made m, next n`.execute(this.db);
+    return made.rows[0] ?? null;
+  }
+
+  private async attempt(s: Claimed, d: DueDelivery): Promise<boolean> {
+    const now = this.clock.now();
+    const data: Record<string, unknown> = { id: d.event_id, ...eventPayload(d.type, d.event_at, d.payload) };
+    const body = JSON.stringify({ type: d.type, timestamp: data.at as string, data });
+    const result: AttemptResult = await postSigned(
+      s.url,
+      s.secret,
+      { id: `evt_${d.event_id}`, timestamp: now, body },
+      {
+        timeoutMs: this.opts.timeoutMs,
+        allowNonPublic: s.allow_private,
+      },
+    );
+    const attempts = d.attempts + 1;
+    const after = this.clock.now();
+    const giveUp = !result.ok && after.getTime() - d.created_at.getTime() >= RETRY_WINDOW_MS;
+    const outcome = result.ok ? 'delivered' : result.refused ? 'refused' : giveUp ? 'failed' : 'retry';
+    this.opts.onAttempt?.(outcome, result.durationMs / 1000);
+    const status = result.ok ? 'delivered' : giveUp ? 'failed' : 'pending';
+    const nextAt = status === 'pending' ? new Date(after.getTime() + backoffMs(attempts, this.opts.random)) : null;
+    await sql`UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, next_attempt_at = ${nextAt},
+        last_attempt_at = ${now}, last_status_code = ${result.status}, last_error = ${result.error?.slice(0, 500) ?? null},
+        duration_ms = ${result.durationMs}, response_excerpt = ${result.excerpt},
+        delivered_at = ${result.ok ? after : null}
+      WHERE tenant_id = ${s.tenant_id} AND id = ${d.id}`.execute(this.db);
+    if (result.ok) {
+      await sql`UPDATE webhook_subscriptions SET failed_in_a_row = 0 WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND failed_in_a_row <> 0`.execute(
+        this.db,
+      );
+    } else if (giveUp) {
+      await this.failedForGood(s, after);
+    }
+    return result.ok;
+  }
+
+  /** Counts a delivery that failed for good; the limit reached disables the endpoint, notifies admins and writes webhook.disabled. */
+  private async failedForGood(s: Claimed, now: Date): Promise<void> {
+    const reason = `disabled after ${this.opts.disableAfterFailures} deliveries in a row failed for 24 h`;
+    const { rows } = await sql<{ disabled: boolean }>`
+      WITH s AS (
+        UPDATE webhook_subscriptions SET failed_in_a_row = failed_in_a_row + 1,
+          enabled = failed_in_a_row + 1 < ${this.opts.disableAfterFailures},
+          disabled_reason = CASE WHEN failed_in_a_row + 1 >= ${this.opts.disableAfterFailures} THEN ${reason} ELSE disabled_reason END
+        WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} RETURNING NOT enabled AS disabled, url
+      ),
+      note AS (
+        INSERT INTO notifications (tenant_id, process_id, kind, message, created_at)
+        SELECT ${s.tenant_id}, NULL, 'webhookDisabled', 'Webhook ' || url || ' ' || ${reason}, ${now} FROM s WHERE disabled
+      ),
+      ev AS (
+        INSERT INTO outbox_events (tenant_id, type, payload, created_at)
+        SELECT ${s.tenant_id}, 'webhook.disabled',
+          jsonb_build_object('type', 'webhook.disabled', 'at', qm_utc(${now}::timestamptz), 'webhookId', ${s.id}::bigint, 'url', url, 'reason', ${reason}::text),
+          ${now} FROM s WHERE disabled
+      )
+      SELECT disabled FROM s`.execute(this.db);
+    if (rows[0]?.disabled) this.opts.onEventWritten?.();
+  }
+}

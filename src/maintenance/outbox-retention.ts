@@ -1,0 +1,39 @@
+/**
+ * Retention of events and delivery logs (docs/events.md, "Retention"): finished deliveries older
+ * than the retention are deleted, and so are numbered events older than it that no pending
+ * delivery and no enabled endpoint still behind them needs. Batches of 5000 keep each statement
+ * short; the job loops until a batch comes back short.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+
+const BATCH = 5000;
+
+export async function purgeOldEvents(
+  db: Kysely<Database>,
+  now: Date,
+  retentionHours: number,
+): Promise<{ events: number; deliveries: number }> {
+  const cutoff = new Date(now.getTime() - retentionHours * 3600 * 1000);
+  let deliveries = 0;
+  let events = 0;
+  for (;;) {
+    const r = await sql`DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
+        SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH})`.execute(db);
+    const n = Number(r.numAffectedRows ?? 0);
+    deliveries += n;
+    if (n < BATCH) break;
+  }
+  for (;;) {
+    const r = await sql`DELETE FROM outbox_events WHERE (tenant_id, id) IN (
+        SELECT e.tenant_id, e.id FROM outbox_events e
+        WHERE e.created_at < ${cutoff} AND e.seq IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.seq AND d.status = 'pending')
+          AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled AND s.cursor_seq < e.seq)
+        LIMIT ${BATCH})`.execute(db);
+    const n = Number(r.numAffectedRows ?? 0);
+    events += n;
+    if (n < BATCH) break;
+  }
+  return { events, deliveries };
+}

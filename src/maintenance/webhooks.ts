@@ -1,0 +1,64 @@
+/**
+ * The webhook delivery job: every server process runs the dispatcher when events are numbered
+ * (the hub: here or, on PostgreSQL, in another process) and every second for retries that came
+ * due; claims with SKIP LOCKED and leases keep processes from delivering to one endpoint at once
+ * (src/events/webhooks.ts). Every 10 minutes it also purges events and delivery logs past their
+ * retention (outbox-retention.ts).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+import type { Clock } from '../lib/clock.js';
+import type { Events } from '../events/service.js';
+import { purgeOldEvents } from './outbox-retention.js';
+
+// retries come due on the clock, not on an event: a one-second look is cheap (one indexed query)
+const TICK_MS = 1000;
+const PURGE_EVERY_MS = 10 * 60 * 1000;
+
+export interface EventJobsState {
+  lastDispatchAt: Date | null;
+  lastPurgeAt: Date | null;
+}
+
+export function startEventJobs(
+  deps: { db: Kysely<Database>; clock: Clock; events: Events; retentionHours: number; state: EventJobsState },
+  log: FastifyBaseLogger,
+): () => Promise<void> {
+  let stopped = false;
+  let purging: Promise<unknown> | null = null;
+  const dispatch = () => {
+    if (stopped) return;
+    deps.events.dispatcher
+      .kick()
+      .then(() => {
+        deps.state.lastDispatchAt = deps.clock.now();
+      })
+      .catch((err) => log.warn({ err }, 'webhook dispatch failed; retrying in a second'));
+  };
+  const unsubscribe = deps.events.hub.subscribe(dispatch);
+  const tick = setInterval(dispatch, TICK_MS);
+  tick.unref();
+  const purge = () => {
+    if (stopped || purging) return;
+    purging = purgeOldEvents(deps.db, deps.clock.now(), deps.retentionHours)
+      .then((r) => {
+        deps.state.lastPurgeAt = deps.clock.now();
+        if (r.events || r.deliveries) log.info(r, 'purged events and delivery logs past their retention');
+      })
+      .catch((err) => log.warn({ err }, 'event purge failed; retrying at the next interval'))
+      .finally(() => {
+        purging = null;
+      });
+  };
+  const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+  purgeTimer.unref();
+  return async () => {
+    stopped = true;
+    unsubscribe();
+    clearInterval(tick);
+    clearInterval(purgeTimer);
+    await purging;
+    await deps.events.dispatcher.idle();
+  };
+}

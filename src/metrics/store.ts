@@ -1,0 +1,50 @@
+/** The figures /metrics computes when scraped (docs/events.md, "Metrics"). */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+
+export interface QueueDepth {
+  tenantId: number;
+  processKey: string;
+  queue: string;
+  error: boolean;
+  n: number;
+}
+
+/**
+ * Tasks per process and queue (with the Error flag), one grouped read over tasks_queue_idx. At most
+ * one series per process × 5 queues × 2 flags; archived and deleted tasks are not counted.
+ */
+export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
+  const { rows } = await sql<{ tenant_id: number; process_key: string; queue: string; error: boolean; n: number }>`
+    SELECT p.tenant_id, p.process_key, t.queue, t.error, t.n
+    FROM (SELECT tenant_id, process_id, queue, error, count(*)::int AS n FROM tasks WHERE deleted_at IS NULL
+          GROUP BY tenant_id, process_id, queue, error) t
+    JOIN processes p ON p.tenant_id = t.tenant_id AND p.id = t.process_id`.execute(db);
+  return rows.map((r) => ({ tenantId: r.tenant_id, processKey: r.process_key, queue: r.queue, error: r.error, n: r.n }));
+}
+
+export interface OutboxBacklog {
+  /** committed events the sequencer has not numbered yet */
+  unsequenced: number;
+  /** webhook deliveries waiting for an attempt */
+  pendingDeliveries: number;
+  /** age in seconds of the oldest pending delivery's event (0: none) */
+  oldestPendingSeconds: number;
+  /** seconds since the sequencer last ran (null: never) */
+  sequencerIdleSeconds: number | null;
+}
+
+export async function outboxBacklog(db: Kysely<Database>, now: Date): Promise<OutboxBacklog> {
+  const { rows } = await sql<{ unsequenced: number; pending: number; oldest: Date | null; ran_at: Date | null }>`
+    SELECT (SELECT count(*)::int FROM outbox_events WHERE seq IS NULL) AS unsequenced,
+      (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
+      (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending') AS oldest,
+      (SELECT ran_at FROM outbox_sequencer) AS ran_at`.execute(db);
+  const r = rows[0];
+  return {
+    unsequenced: r.unsequenced,
+    pendingDeliveries: r.pending,
+    oldestPendingSeconds: r.oldest ? Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) : 0,
+    sequencerIdleSeconds: r.ran_at ? Math.max(0, (now.getTime() - r.ran_at.getTime()) / 1000) : null,
+  };
+}

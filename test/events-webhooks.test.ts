@@ -1,0 +1,272 @@
+/**
+ * Webhooks (docs/events.md): signed deliveries in event order to a receiver on 127.0.0.1, retries
+ * with back-off on an injected clock, failure after 24 h with the endpoint disabled and admins
+ * notified, redelivery, and the address guard.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import { Webhook } from 'standardwebhooks';
+import { testApp, type TestApp } from './helpers/app.js';
+import { seedTenant } from './helpers/seed.js';
+import { Mate } from './helpers/mate.js';
+import { STORE_KIND } from './helpers/db.js';
+import { personWithToken, asPerson } from './helpers/people.js';
+import { Receiver } from './helpers/receiver.js';
+import { ManualClock } from '../src/lib/clock.js';
+import { signatureHeaders } from '../src/events/webhook-http.js';
+import { backoffMs } from '../src/events/webhooks.js';
+import { guardedLookup, isNonPublicAddress } from '../src/lib/address-guard.js';
+import { readEvents } from '../src/events/store.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+/** The Standard Webhooks reference algorithm: base64 HMAC-SHA256 of `id.timestamp.body` with the secret's bytes. */
+function referenceSignature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${crypto.createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+test('the signature matches the Standard Webhooks published test vector', () => {
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const headers = signatureHeaders(secret, {
+    id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    timestamp: new Date(1614265330 * 1000),
+    body: '{"test": 2432232314}',
+  });
+  assert.deepEqual(headers, {
+    'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    'webhook-timestamp': '1614265330',
+    'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+  });
+});
+
+test('back-off doubles from 5 s up to an hour, with jitter in [1/2, 1] of each step', () => {
+  assert.equal(
+    backoffMs(1, () => 1),
+    5000,
+  );
+  assert.equal(
+    backoffMs(1, () => 0),
+    2500,
+  );
+  assert.equal(
+    backoffMs(4, () => 1),
+    40000,
+  );
+  assert.equal(
+    backoffMs(40, () => 1),
+    3600000,
+  );
+});
+
+test('the address guard refuses loopback, private, link-local and mapped addresses, and names resolving to them', async () => {
+  for (const a of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '0.0.0.0',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '100.64.0.1',
+  ])
+    assert.equal(isNonPublicAddress(a), true, a);
+  for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111']) assert.equal(isNonPublicAddress(a), false, a);
+  const lookup = guardedLookup(false);
+  const err = await new Promise<Error | null>((resolve) => lookup('localhost', {}, (e) => resolve(e)));
+  assert.match(String(err?.message), /not a public address/);
+  const ok = await new Promise<string>((resolve, reject) =>
+    guardedLookup(true)('localhost', {}, (e, a) => (e ? reject(e) : resolve(String(a)))),
+  );
+  assert.ok(ok === '127.0.0.1' || ok === '::1');
+});
+
+async function setup(name: string, opts: { clock?: ManualClock; timeoutSeconds?: number } = {}) {
+  const t: TestApp = await testApp({ clock: opts.clock, config: { webhookTimeoutSeconds: opts.timeoutSeconds ?? 10 } });
+  const tenant = await seedTenant(t.store, name, { processes: [{ processKey: 'Work' }] });
+  const admin = await personWithToken(t.store, tenant.tenantId, 'admin', 'admin', opts.clock?.now());
+  const receiver = await Receiver.start();
+  cleanup.push(
+    () => t.close(),
+    () => receiver.close(),
+  );
+  const api = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+    asPerson(t.app, admin, { method, url, payload: payload as never });
+  const mate = await Mate.signIn(t.app, tenant);
+  /** numbers the events and runs the dispatcher until it has nothing to do now */
+  const deliver = async () => {
+    await t.app.services.events.sequencer.flush();
+    while ((await t.app.services.events.dispatcher.kick()) > 0);
+  };
+  return { t, tenant, admin, receiver, api, mate, deliver };
+}
+
+test(`${STORE_KIND}: events arrive signed and in order; the signature verifies with the package and the reference algorithm`, async () => {
+  const { t, receiver, api, mate, deliver, tenant } = await setup('wh-order');
+  assert.equal((await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true })).statusCode, 200);
+  const created = await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created', 'task.solved'] });
+  assert.equal(created.statusCode, 201, created.body);
+  const { secret, id: hookId } = created.json();
+  assert.match(secret, /^whsec_/);
+  assert.equal((await api('GET', `/v1/webhooks/${hookId}`)).json().secret, undefined, 'the secret is shown once');
+
+  const ids: number[] = [];
+  for (let i = 0; i < 3; i++) ids.push(await mate.create('Work', { i }));
+  for (let i = 0; i < 3; i++) {
+    const task = await mate.takeNext('Work');
+    assert.equal((await mate.post('/api/Solved', { taskId: task.taskId })).body.succeeded, true);
+  }
+  await deliver();
+
+  assert.deepEqual(
+    receiver.received.map((r) => `${r.json.type}:${r.json.data.taskId}`),
+    [...ids.map((id) => `task.created:${id}`), ...ids.map((id) => `task.solved:${id}`)],
+    'only the subscribed types, in event order',
+  );
+  const eventIds = receiver.received.map((r) => r.json.data.id);
+  assert.deepEqual(
+    eventIds,
+    [...eventIds].sort((a, b) => a - b),
+  );
+  const wh = new Webhook(secret);
+  for (const r of receiver.received) {
+    const h = r.headers as Record<string, string>;
+    assert.equal(h['webhook-id'], `evt_${r.json.data.id}`);
+    assert.deepEqual(wh.verify(r.body, h), r.json);
+    assert.equal(h['webhook-signature'], referenceSignature(secret, h['webhook-id'], h['webhook-timestamp'], r.body));
+    assert.equal(r.json.data.processId !== undefined && r.json.timestamp === r.json.data.at, true);
+  }
+  // a wrong secret does not verify
+  assert.throws(() =>
+    new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(receiver.received[0].body, receiver.received[0].headers as never),
+  );
+
+  const log = await api('GET', `/v1/webhooks/${hookId}/deliveries`);
+  assert.equal(log.statusCode, 200);
+  assert.equal(log.json().items.length, 6);
+  for (const d of log.json().items) {
+    assert.equal(d.status, 'delivered');
+    assert.equal(d.lastStatusCode, 200);
+    assert.equal(d.responseExcerpt, 'thanks');
+    assert.equal(typeof d.durationMs, 'number');
+  }
+  // another tenant's webhook is not found; a viewer may not read webhooks
+  const other = await seedTenant(t.store, 'wh-other');
+  const otherAdmin = await personWithToken(t.store, other.tenantId, 'admin', 'other-admin');
+  assert.equal((await asPerson(t.app, otherAdmin, { method: 'GET', url: `/v1/webhooks/${hookId}` })).statusCode, 404);
+  assert.equal((await asPerson(t.app, otherAdmin, { method: 'GET', url: `/v1/webhooks/${hookId}/deliveries` })).statusCode, 404);
+  const viewer = await personWithToken(t.store, tenant.tenantId, 'viewer', 'viewer');
+  assert.equal((await asPerson(t.app, viewer, { method: 'GET', url: '/v1/webhooks' })).statusCode, 403);
+  // bad input is named
+  const bad = await api('POST', '/v1/webhooks', { url: 'ftp://x', eventTypes: ['Task Solved'] });
+  assert.equal(bad.statusCode, 400);
+  assert.equal(bad.json().errors[0].field, 'url');
+});
+
+test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try, after back-off; later events wait their turn`, async () => {
+  const clock = new ManualClock(new Date());
+  const { receiver, api, mate, deliver } = await setup('wh-retry', { clock });
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  const hookId = (await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'] })).json().id;
+  receiver.plan = [500, 503, 500];
+  const first = await mate.create('Work', { n: 1 });
+  const second = await mate.create('Work', { n: 2 });
+  await deliver();
+  assert.equal(receiver.received.length, 1, 'first attempt failed; its retry is not due yet');
+  await deliver();
+  assert.equal(receiver.received.length, 1, 'no retry before the back-off');
+  for (let attempt = 2; attempt <= 4; attempt++) {
+    clock.advance(3600); // past any back-off step
+    await deliver();
+  }
+  assert.deepEqual(
+    receiver.received.map((r) => r.json.data.taskId),
+    [first, first, first, first, second],
+    'the 4th try succeeded; the second event waited for the first',
+  );
+  const log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  const d1 = log.find((d: any) => d.status === 'delivered' && d.attempts === 4);
+  assert.ok(d1, JSON.stringify(log));
+  assert.equal(log.length, 2);
+});
+
+test(`${STORE_KIND}: an endpoint that never answers fails at the end of the 24 h window, is disabled, admins are told; redelivery works`, async () => {
+  const clock = new ManualClock(new Date());
+  const { t, tenant, receiver, api, mate, deliver } = await setup('wh-fail', { clock, timeoutSeconds: 1 });
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  const hookId = (await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'] })).json().id;
+  receiver.otherwise = 'hang';
+  const taskId = await mate.create('Work', {});
+  await deliver();
+  assert.equal(receiver.received.length, 1);
+  let log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  assert.equal(log[0].status, 'pending');
+  assert.match(log[0].lastError, /no answer within 1000 ms/);
+  clock.advance(24 * 3600 + 1);
+  await deliver();
+  log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  assert.equal(log[0].status, 'failed');
+  assert.equal(log[0].attempts, 2);
+  const hook = (await api('GET', `/v1/webhooks/${hookId}`)).json();
+  assert.equal(hook.enabled, false);
+  assert.match(hook.disabledReason, /failed/);
+  const { rows: notes } = await sql<{
+    kind: string;
+    message: string;
+  }>`SELECT kind, message FROM notifications WHERE tenant_id = ${tenant.tenantId}`.execute(t.store.db);
+  assert.deepEqual(
+    notes.map((n) => n.kind),
+    ['webhookDisabled'],
+  );
+  await t.app.services.events.sequencer.flush();
+  assert.ok((await readEvents(t.store.db, tenant.tenantId, 0, 100)).some((e) => e.type === 'webhook.disabled'));
+
+  // enable it again, and redeliver what failed
+  receiver.otherwise = 200;
+  assert.equal((await api('PATCH', `/v1/webhooks/${hookId}`, { enabled: true })).json().enabled, true);
+  const again = await api('POST', `/v1/webhooks/${hookId}/redeliver-failed`);
+  assert.equal(again.statusCode, 202);
+  assert.equal(again.json().queued, 1);
+  await t.app.services.events.dispatcher.idle();
+  await deliver();
+  assert.equal(receiver.received.at(-1)!.json.data.taskId, taskId);
+  log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  assert.equal(log[0].status, 'delivered');
+  // one delivery again by id
+  const one = await api('POST', `/v1/webhooks/${hookId}/deliveries/${log[0].id}/redeliver`);
+  assert.equal(one.statusCode, 202);
+  await t.app.services.events.dispatcher.idle();
+  await deliver();
+  assert.equal(receiver.received.filter((r) => r.json.data.taskId === taskId && r.json.type === 'task.created').length, 4);
+  assert.equal((await api('POST', `/v1/webhooks/${hookId}/deliveries/987654/redeliver`)).statusCode, 404);
+});
+
+test(`${STORE_KIND}: a private-address target is refused when saved and when connecting, unless the tenant allows it`, async () => {
+  const { t, receiver, api, mate, deliver } = await setup('wh-private');
+  for (const url of [receiver.url, `http://localhost:${receiver.port}/x`, 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x']) {
+    const r = await api('POST', '/v1/webhooks', { url });
+    assert.equal(r.statusCode, 400, url);
+    assert.equal(r.json().code, 'invalid_field');
+  }
+  // allowed while saving, refused later: checked again at connect time
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  const hookId = (await api('POST', '/v1/webhooks', { url: `http://localhost:${receiver.port}/x`, eventTypes: [] })).json().id;
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: false });
+  await mate.create('Work', {});
+  await deliver();
+  assert.equal(receiver.received.length, 0, 'nothing reached the private address');
+  const log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  assert.equal(log.length, 1);
+  assert.equal(log[0].status, 'pending');
+  assert.match(log[0].lastError, /not a public address/);
+  const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+  assert.match(metrics.body, /queuemate_webhook_attempts_total\{outcome="refused"\} 1/);
+});

@@ -1,0 +1,56 @@
+/** A webhook receiver on 127.0.0.1 for tests: records each request; answers as told. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: any;
+}
+
+/** What to do with a request: a status to answer, or 'hang' (never answer). */
+export type Behaviour = number | 'hang';
+
+export class Receiver {
+  readonly received: Received[] = [];
+  /** answers for the next requests, in order; then `otherwise` */
+  plan: Behaviour[] = [];
+  otherwise: Behaviour = 200;
+  private readonly hanging = new Set<http.ServerResponse>();
+  private constructor(private readonly server: http.Server) {}
+
+  static async start(): Promise<Receiver> {
+    const server = http.createServer();
+    const r = new Receiver(server);
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        r.received.push({ headers: req.headers, body, json: JSON.parse(body) });
+        const b = r.plan.length ? r.plan.shift()! : r.otherwise;
+        if (b === 'hang') {
+          r.hanging.add(res);
+          return;
+        }
+        res.writeHead(b, { 'content-type': 'text/plain' }).end(b >= 200 && b < 300 ? 'thanks' : `receiver says ${b}`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return r;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
