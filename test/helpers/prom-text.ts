@@ -23,7 +23,9 @@ const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 function parseValue(s: string, line: number): number {
   if (s === '+Inf') return Infinity;
   if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  // Prometheus reads values with Go's strconv.ParseFloat, which takes NaN in any letter case;
+  // prom-client writes an empty summary (event-loop lag before its first sample) as "Nan"
+  if (/^nan$/i.test(s)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) throw new Error(`line ${line}: bad value "${s}"`);
   return Number(s);
 }
