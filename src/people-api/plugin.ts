@@ -21,8 +21,9 @@ import { isAnswer, type PeopleRoute } from './route.js';
 import { SESSION_ROUTES } from './routes/session.js';
 import { ME_ROUTES } from './routes/me.js';
 import { ADMIN_ROUTES } from './routes/admin.js';
+import { PROCESS_ROUTES } from './routes/processes.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES, ...PROCESS_ROUTES];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +62,24 @@ function schemaRefusal(
   errors: { instancePath: string; keyword: string; params: Record<string, any>; message: string }[],
 ): Refusal {
   const problems: FieldProblem[] = [];
+  // a union of literals reports each literal, then anyOf: one problem listing the allowed values
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errors)
+    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), e.params.allowedValue]);
+  const seen = new Set<string>();
   for (const e of errors) {
+    if (e.keyword === 'const') continue;
+    if (e.keyword === 'anyOf' && allowed.has(e.instancePath)) {
+      e.message = `must be one of ${allowed
+        .get(e.instancePath)!
+        .map((v) => JSON.stringify(v))
+        .join(', ')}`;
+    }
+    // one problem per value (required and additionalProperties name keys of their own)
+    if (e.keyword !== 'required' && e.keyword !== 'additionalProperties' && e.keyword !== 'boolean') {
+      if (seen.has(e.instancePath)) continue;
+      seen.add(e.instancePath);
+    }
     if (e.keyword === 'boolean') continue; // "schema is false", repeated by additionalProperties
     let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let code: ErrorCode = 'invalid_field';
