@@ -386,6 +386,11 @@ function encodeCursor(c: CursorBody): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
+function badCursor(): Refusal {
+  const message = '"cursor" is not a cursor this list answered';
+  return new Refusal('invalid_field', message, [{ field: 'cursor', code: 'invalid_field', message }]);
+}
+
 function decodeCursor(cursor: string, sort: TaskSort): CursorBody {
   let c: CursorBody | null = null;
   try {
@@ -393,11 +398,7 @@ function decodeCursor(cursor: string, sort: TaskSort): CursorBody {
   } catch {
     c = null;
   }
-  if (!c || typeof c !== 'object' || typeof c.v !== 'string' || !Number.isSafeInteger(c.i) || typeof c.s !== 'string') {
-    throw new Refusal('invalid_field', '"cursor" is not a cursor this list answered', [
-      { field: 'cursor', code: 'invalid_field', message: '"cursor" is not a cursor this list answered' },
-    ]);
-  }
+  if (!c || typeof c !== 'object' || typeof c.v !== 'string' || !Number.isSafeInteger(c.i) || typeof c.s !== 'string') throw badCursor();
   if (c.s !== sort.text) {
     const message = `"cursor" belongs to the sort ${c.s}, not ${sort.text}: start again without a cursor`;
     throw new Refusal('invalid_field', message, [{ field: 'cursor', code: 'invalid_field', message }]);
@@ -422,14 +423,20 @@ export async function listTasks(db: Kysely<Database>, caller: Caller, proc: Proc
     const cmp = sql.raw(sort.desc ? '<' : '>');
     after = sql`(${sort.expr}, t.id) ${cmp} (CAST(${c.v} AS ${sql.raw(sort.type)}), ${c.i}::bigint)`;
   }
-  const [{ rows }, total] = await Promise.all([
-    sql<TaskViewRow & { sort_value: string }>`SELECT ${taskColumns('t')}, ${HOLDER_NAME}, (${sort.expr})::text AS sort_value
+  const { rows } = await sql<
+    TaskViewRow & { sort_value: string }
+  >`SELECT ${taskColumns('t')}, ${HOLDER_NAME}, (${sort.expr})::text AS sort_value
       FROM tasks t ${HOLDER_JOINS}
       WHERE ${where} AND ${after}
       ORDER BY ${sort.expr} ${dir}, t.id ${dir}
-      LIMIT ${limit + 1}`.execute(db),
-    countTasks(db, caller, proc.id, query.filter),
-  ]);
+      LIMIT ${limit + 1}`
+    .execute(db)
+    .catch((err) => {
+      // a forged cursor whose value does not read as the sort's type (22xxx: data exception)
+      if (query.cursor !== null && String((err as { code?: string }).code ?? '').startsWith('22')) throw badCursor();
+      throw err;
+    });
+  const total = await countTasks(db, caller, proc.id, query.filter);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
