@@ -22,8 +22,9 @@ import { SESSION_ROUTES } from './routes/session.js';
 import { ME_ROUTES } from './routes/me.js';
 import { ADMIN_ROUTES } from './routes/admin.js';
 import { PROCESS_ROUTES } from './routes/processes.js';
+import { TASK_ROUTES } from './routes/tasks.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES, ...PROCESS_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES, ...PROCESS_ROUTES, ...TASK_ROUTES];
 
 declare module 'fastify' {
   interface FastifyRequest {
