@@ -23,8 +23,16 @@ import { ME_ROUTES } from './routes/me.js';
 import { ADMIN_ROUTES } from './routes/admin.js';
 import { PROCESS_ROUTES } from './routes/processes.js';
 import { TASK_ROUTES } from './routes/tasks.js';
+import { BULK_ROUTES } from './routes/bulk.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES, ...PROCESS_ROUTES, ...TASK_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [
+  ...SESSION_ROUTES,
+  ...ME_ROUTES,
+  ...ADMIN_ROUTES,
+  ...PROCESS_ROUTES,
+  ...TASK_ROUTES,
+  ...BULK_ROUTES,
+];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -179,8 +187,8 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
     return reply.code(PEOPLE_API_STATUS[refusal.code]).headers(headers).send(refusalBody(req, refusal));
   });
 
-  for (const route of PEOPLE_ROUTES) {
-    app.route({
+  const register = (scope: FastifyInstance, route: PeopleRoute) =>
+    scope.route({
       method: route.method,
       url: route.url,
       config: { permission: route.permission },
@@ -195,7 +203,7 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
         ...(route.response ? { response: route.response } : {}),
       } as never,
       handler: async (req, reply) => {
-        if (route.body === undefined && req.body !== undefined && req.body !== null) {
+        if (!route.raw && route.body === undefined && req.body !== undefined && req.body !== null) {
           throw new Refusal('invalid_body', `${route.method} /v1${route.url} takes no body`);
         }
         const answer = await route.handler({
@@ -218,5 +226,13 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
         return reply.code(route.status ?? 200).send(answer);
       },
     });
-  }
+
+  for (const route of PEOPLE_ROUTES) if (!route.raw) register(app, route);
+  // file uploads: the body is handed to the handler as a stream, whatever its type; the handler
+  // bounds its size (route.raw.bodyLimit), the JSON routes keep the server's body limit
+  await app.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    for (const route of PEOPLE_ROUTES) if (route.raw) register(uploads, route);
+  });
 }
