@@ -15,7 +15,7 @@ test('the generated sections of docs/people-api.md are current (regenerate: node
 test('every route is listed with its permission and has a curl example of its own path', () => {
   for (const r of PEOPLE_ROUTES) {
     assert.ok(doc.includes(`| \`${r.method} /v1${r.url}\` | \`${r.permission}\` |`), `${r.method} ${r.url}`);
-    const concrete = new RegExp(`\\$QM/v1${r.url.replace(/:[A-Za-z]+/g, '[0-9]+').replace(/\//g, '\\/')}(["?' ]|$)`);
+    const concrete = new RegExp(`\\$QM/v1${r.url.replace(/:[A-Za-z]+/g, '[0-9a-f-]+').replace(/\//g, '\\/')}(["?' ]|$)`);
     assert.match(r.curl, /^curl /, `${r.method} ${r.url}`);
     assert.match(r.curl, concrete, `the example of ${r.method} ${r.url} calls its path`);
     if (r.method !== 'GET') assert.match(r.curl, new RegExp(`-X ${r.method}`), `${r.method} ${r.url}`);
