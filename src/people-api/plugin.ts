@@ -24,6 +24,7 @@ import { ADMIN_ROUTES } from './routes/admin.js';
 import { PROCESS_ROUTES } from './routes/processes.js';
 import { TASK_ROUTES } from './routes/tasks.js';
 import { BULK_ROUTES } from './routes/bulk.js';
+import { INSIGHT_ROUTES } from './routes/insights.js';
 
 export const PEOPLE_ROUTES: PeopleRoute[] = [
   ...SESSION_ROUTES,
@@ -32,6 +33,7 @@ export const PEOPLE_ROUTES: PeopleRoute[] = [
   ...PROCESS_ROUTES,
   ...TASK_ROUTES,
   ...BULK_ROUTES,
+  ...INSIGHT_ROUTES,
 ];
 
 declare module 'fastify' {
