@@ -92,3 +92,16 @@ test("KPIs by day in the tenant's time zone, per process and for the tenant", as
   assert.equal(bad.statusCode, 400);
   assert.equal((await get(bAdmin, `/v1/kpis?from=2026-03-01&to=2026-03-03&processId=${pid}`)).statusCode, 404);
 });
+
+test('KPI events export: CSV of the range, one line per event', async () => {
+  const res = await get(people.viewer, `/v1/kpis/export?from=2026-03-01&to=2026-03-03&processId=${pid}`);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.match(String(res.headers['content-type']), /^text\/csv/);
+  const lines = res.body.trim().split('\r\n');
+  assert.equal(lines[0], 'id,at,processId,processKey,taskId,runId,mateId,outcome,entries,secondsSaved');
+  assert.equal(lines.length, 3);
+  assert.ok(lines.slice(1).every((l) => l.includes(',p1,') && l.includes(',Solved,1,60')));
+  const none = await get(people.viewer, '/v1/kpis/export?from=2026-03-01&to=2026-03-01');
+  assert.equal(none.body.trim().split('\r\n').length, 1);
+  assert.equal((await get(bAdmin, `/v1/kpis/export?from=2026-03-01&to=2026-03-03`)).body.trim().split('\r\n').length, 1);
+});

@@ -198,3 +198,26 @@ test('a cookie session works the queues with its CSRF token, and is refused with
   assert.equal(refused.json().code, 'csrf_failed');
   assert.equal((await get(people.viewer, `/v1/tasks/${id}`)).json().queue, 'Ready');
 });
+
+test('export: CSV of every task matching the filter, quoted where needed, across chunks', async () => {
+  await send(people.agent, 'POST', `/v1/processes/${pid}/tasks`, { invoiceNo: '=HYPERLINK("x"), "quoted"', amount: 1 });
+  const all = (await get(people.viewer, `/v1/processes/${pid}/tasks?limit=1`)).json().total;
+  const res = await get(people.viewer, `/v1/processes/${pid}/tasks/export`);
+  assert.equal(res.statusCode, 200, res.body);
+  assert.match(String(res.headers['content-disposition']), /invoices-tasks\.csv/);
+  const lines = res.body.trim().split('\r\n');
+  assert.equal(
+    lines[0],
+    'id,queue,error,reason,urgent,retryCount,activationDate,deadline,lockedUntil,createdAt,updatedAt,invoiceNo,amount,country',
+  );
+  assert.equal(lines.length, all + 1);
+  assert.ok(
+    lines.some((l) => l.includes(`"'=HYPERLINK(""x""), ""quoted"""`)),
+    'quoted, and a formula defused',
+  );
+  const manual = await get(people.viewer, `/v1/processes/${pid}/tasks/export?queue=Manual`);
+  const manualTotal = (await get(people.viewer, `/v1/processes/${pid}/tasks?queue=Manual`)).json().total;
+  assert.equal(manual.body.trim().split('\r\n').length, manualTotal + 1);
+  assert.equal((await get(people.viewer, `/v1/processes/${pid}/tasks/export?queue=Nowhere`)).statusCode, 400);
+  assert.equal((await get(bAdmin, `/v1/processes/${pid}/tasks/export`)).statusCode, 404);
+});

@@ -28,25 +28,7 @@ export async function kpiReport(
   timeZone: string,
   q: { from: string; to: string; by: KpiPeriod; processId?: number; perProcess: boolean },
 ): Promise<KpiRow[]> {
-  const from = parseDateTimeInput(q.from, timeZone);
-  const toStart = parseDateTimeInput(q.to, timeZone);
-  const problems = [];
-  if (!from || !/^\d{4}-\d{2}-\d{2}$/.test(q.from))
-    problems.push({ field: 'from', code: 'invalid_field' as const, message: 'from must be a date YYYY-MM-DD' });
-  if (!toStart || !/^\d{4}-\d{2}-\d{2}$/.test(q.to))
-    problems.push({ field: 'to', code: 'invalid_field' as const, message: 'to must be a date YYYY-MM-DD' });
-  if (problems.length) throw new Refusal('invalid_field', problems[0].message, problems);
-  // `to` is included: the range ends at the next local midnight
-  const end = parseDateTimeInput(new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10), timeZone)!;
-  if (end.getTime() <= from!.getTime())
-    throw new Refusal('invalid_field', 'to must not be before from', [
-      { field: 'to', code: 'invalid_field', message: 'to must not be before from' },
-    ]);
-  if (end.getTime() - from!.getTime() > MAX_RANGE_DAYS * 86_400_000) {
-    throw new Refusal('invalid_field', `The range may span at most ${MAX_RANGE_DAYS} days`, [
-      { field: 'to', code: 'invalid_field', message: `The range may span at most ${MAX_RANGE_DAYS} days` },
-    ]);
-  }
+  const { from, end } = kpiRange(q.from, q.to, timeZone);
   const proc = q.perProcess ? sql`k.process_id` : sql`NULL::bigint`;
   const { rows } = await sql<{
     period: string;
@@ -71,4 +53,30 @@ export async function kpiReport(
     entries: Number(r.entries),
     secondsSaved: Number(r.seconds_saved),
   }));
+}
+
+/** The instants of a range of local dates, `to` included (it ends at the next local midnight). */
+export function kpiRange(fromDate: string, toDate: string, timeZone: string): { from: Date; end: Date } {
+  const q = { from: fromDate, to: toDate };
+  const parsedFrom = parseDateTimeInput(q.from, timeZone);
+  const toStart = parseDateTimeInput(q.to, timeZone);
+  const problems = [];
+  if (!parsedFrom || !/^\d{4}-\d{2}-\d{2}$/.test(q.from))
+    problems.push({ field: 'from', code: 'invalid_field' as const, message: 'from must be a date YYYY-MM-DD' });
+  if (!toStart || !/^\d{4}-\d{2}-\d{2}$/.test(q.to))
+    problems.push({ field: 'to', code: 'invalid_field' as const, message: 'to must be a date YYYY-MM-DD' });
+  if (problems.length) throw new Refusal('invalid_field', problems[0].message, problems);
+  const from = parsedFrom!;
+  // `to` is included: the range ends at the next local midnight
+  const end = parseDateTimeInput(new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10), timeZone)!;
+  if (end.getTime() <= from.getTime())
+    throw new Refusal('invalid_field', 'to must not be before from', [
+      { field: 'to', code: 'invalid_field', message: 'to must not be before from' },
+    ]);
+  if (end.getTime() - from.getTime() > MAX_RANGE_DAYS * 86_400_000) {
+    throw new Refusal('invalid_field', `The range may span at most ${MAX_RANGE_DAYS} days`, [
+      { field: 'to', code: 'invalid_field', message: `The range may span at most ${MAX_RANGE_DAYS} days` },
+    ]);
+  }
+  return { from, end };
 }

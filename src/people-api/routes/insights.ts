@@ -1,9 +1,11 @@
 /** Notifications with read/unread, and KPI reports (docs/people-api.md §4). */
 import { Type } from 'typebox';
-import { kpiReport } from '../../kpis/report.js';
+import { Readable } from 'node:stream';
+import { kpiRange, kpiReport } from '../../kpis/report.js';
+import { exportKpiEventsCsv } from '../../tasks/export.js';
 import { listNotifications, markAllRead, markNotification } from '../../notifications/store.js';
 import { requireProcess } from '../../processes/editing.js';
-import { Id, IdParams, IsoDate, Nullable, ErrorBody, type PeopleRoute } from '../route.js';
+import { answer, Id, IdParams, IsoDate, Nullable, ErrorBody, type PeopleRoute } from '../route.js';
 
 const NotificationSchema = Type.Object({
   id: Type.Integer(),
@@ -117,6 +119,31 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
         perProcess: query.perProcess ?? true,
       });
       return { timeZone: caller.timeZone, by, items };
+    },
+  },
+  {
+    method: 'GET',
+    url: '/kpis/export',
+    permission: 'processes.read',
+    tag: 'Insights',
+    summary: 'CSV of the KPI events from/to dates (included, tenant time zone), of one process or all, streamed, with no size limit',
+    curl: `curl -s "$QM/v1/kpis/export?from=2026-01-01&to=2026-03-31" -H "Authorization: Bearer $TOKEN" -o kpi-events.csv`,
+    querystring: Type.Object(
+      {
+        from: Type.String({ description: 'YYYY-MM-DD' }),
+        to: Type.String({ description: 'YYYY-MM-DD, included' }),
+        processId: Type.Optional(Id),
+      },
+      { additionalProperties: false },
+    ),
+    response: { 200: Type.String({ description: 'text/csv' }), 400: ErrorBody, 404: ErrorBody },
+    async handler({ services, caller, query }) {
+      if (query.processId !== undefined) await requireProcess(services.db, caller.tenantId, query.processId);
+      const { from, end } = kpiRange(query.from, query.to, caller.timeZone);
+      return answer(200, Readable.from(exportKpiEventsCsv(services.db, caller.tenantId, { from, to: end, processId: query.processId })), {
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': 'attachment; filename="kpi-events.csv"',
+      });
     },
   },
 ];

@@ -10,7 +10,9 @@ import type { Tx } from '../../db/tx.js';
 import type { Services } from '../../services.js';
 import { Refusal } from '../../lib/errors.js';
 import { loadProcessById } from '../../processes/store.js';
-import { FILTER_KEYS, getTaskDetail, listTasks, readTaskListQuery } from '../../tasks/search.js';
+import { Readable } from 'node:stream';
+import { FILTER_KEYS, getTaskDetail, listTasks, readTaskFilter, readTaskListQuery } from '../../tasks/search.js';
+import { exportTasksCsv } from '../../tasks/export.js';
 import {
   approveTask,
   clearErrorFlag,
@@ -151,6 +153,28 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params, query }) {
       const proc = await processFor(services, caller, params.id);
       return listTasks(services.db, caller, proc, readTaskListQuery(query, proc, caller.timeZone));
+    },
+  },
+  {
+    method: 'GET',
+    url: '/processes/:id/tasks/export',
+    permission: 'tasks.read',
+    tag: 'Tasks',
+    summary: "CSV of every task of the process matching the list's filters (no sort or paging), streamed in id order, with no size limit",
+    curl: `curl -s "$QM/v1/processes/1/tasks/export?queue=Solved" -H "Authorization: Bearer $TOKEN" -o tasks.csv`,
+    params: IdParams,
+    querystring: Type.Object(Object.fromEntries(FILTER_KEYS.map((k) => [k, Type.Optional(Type.String({ description: filterDoc[k] }))])), {
+      additionalProperties: true,
+      description: 'plus f.<field>=value',
+    }),
+    response: { 200: Type.String({ description: 'text/csv' }), 400: ErrorBody, 404: ErrorBody },
+    async handler({ services, caller, params, query }) {
+      const proc = await processFor(services, caller, params.id);
+      const filter = readTaskFilter(query, proc, caller.timeZone);
+      return answer(200, Readable.from(exportTasksCsv(services.db, caller, proc, filter)), {
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': `attachment; filename="${proc.processKey.replace(/[^A-Za-z0-9._-]/g, '_')}-tasks.csv"`,
+      });
     },
   },
   {
