@@ -412,8 +412,11 @@ export interface TaskPage {
   nextCursor: string | null;
 }
 
-/** One page of a process's tasks, with the total matching the filter. */
-export async function listTasks(db: Kysely<Database>, caller: Caller, proc: ProcessDef, query: TaskListQuery): Promise<TaskPage> {
+/**
+ * The statement of one page: the filter, the keyset condition after the cursor, ORDER BY the sort
+ * key and id, LIMIT limit + 1 (to know whether a next page exists). Exported for the EXPLAIN test.
+ */
+export function pageStatement(caller: Caller, proc: ProcessDef, query: TaskListQuery): RawBuilder<TaskViewRow & { sort_value: string }> {
   const { sort, limit } = query;
   const where = filterCondition(caller.tenantId, proc.id, query.filter, caller.now);
   const dir = sql.raw(sort.desc ? 'DESC' : 'ASC');
@@ -423,13 +426,17 @@ export async function listTasks(db: Kysely<Database>, caller: Caller, proc: Proc
     const cmp = sql.raw(sort.desc ? '<' : '>');
     after = sql`(${sort.expr}, t.id) ${cmp} (CAST(${c.v} AS ${sql.raw(sort.type)}), ${c.i}::bigint)`;
   }
-  const { rows } = await sql<
-    TaskViewRow & { sort_value: string }
-  >`SELECT ${taskColumns('t')}, ${HOLDER_NAME}, (${sort.expr})::text AS sort_value
-      FROM tasks t ${HOLDER_JOINS}
-      WHERE ${where} AND ${after}
-      ORDER BY ${sort.expr} ${dir}, t.id ${dir}
-      LIMIT ${limit + 1}`
+  return sql<TaskViewRow & { sort_value: string }>`SELECT ${taskColumns('t')}, ${HOLDER_NAME}, (${sort.expr})::text AS sort_value
+    FROM tasks t ${HOLDER_JOINS}
+    WHERE ${where} AND ${after}
+    ORDER BY ${sort.expr} ${dir}, t.id ${dir}
+    LIMIT ${limit + 1}`;
+}
+
+/** One page of a process's tasks, with the total matching the filter. */
+export async function listTasks(db: Kysely<Database>, caller: Caller, proc: ProcessDef, query: TaskListQuery): Promise<TaskPage> {
+  const { sort, limit } = query;
+  const { rows } = await pageStatement(caller, proc, query)
     .execute(db)
     .catch((err) => {
       // a forged cursor whose value does not read as the sort's type (22xxx: data exception)
