@@ -76,7 +76,11 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   // beyond this many open connections, new ones are closed at once (idle clients cannot starve others)
   app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
-  app.addHook('onClose', async () => services.close());
+  app.addHook('onClose', async () => {
+    await services.close();
+    // bulk jobs stop after their current chunk
+    await services.bulkJobs.drain();
+  });
   services.events.reportError = (err, what) => app.log.warn({ err }, `${what} failed; it runs again shortly`);
   // live streams never end on their own: end them so that shutdown does not wait for them
   app.addHook('preClose', async () => {

@@ -17,6 +17,7 @@ import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
 import { Events } from './events/service.js';
 import { Metrics } from './metrics/metrics.js';
+import { BulkJobs } from './tasks/bulk.js';
 
 export interface Services {
   readonly config: Config;
@@ -34,6 +35,8 @@ export interface Services {
   /** outbox numbering, reader wake-ups, webhook dispatch (src/events) */
   readonly events: Events;
   readonly metrics: Metrics;
+  /** people's bulk actions running in this server process, with their progress (src/tasks/bulk.ts) */
+  readonly bulkJobs: BulkJobs;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     },
   });
   await events.start();
+  const bulkJobs = new BulkJobs(units, store.db, clock);
   return {
     config,
     store,
@@ -75,7 +79,9 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     mateContact: new MateContact(store.db),
     events,
     metrics,
+    bulkJobs,
     async close() {
+      bulkJobs.close();
       auth.close();
       processes.close();
       batchers.close();

@@ -25,6 +25,8 @@ export const PERMISSIONS = {
   /** edit rule values (not names or types) */
   'rules.values': ['admin', 'developer', 'agent'],
   'tasks.read': ['admin', 'developer', 'agent', 'viewer'],
+  /** mark notifications read or unread (a state the tenant's people share) */
+  'notifications.manage': ['admin', 'developer', 'agent'],
   /** create, edit, comment, move, approve, reject, clear errors, unlock, reopen, bulk */
   'tasks.work': ['admin', 'agent'],
   /** soft delete */

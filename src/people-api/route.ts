@@ -53,6 +53,8 @@ export interface PeopleRoute {
   response?: Record<number, TSchema>;
   /** the handler writes a long-lived answer itself (server-sent events): the plugin sends nothing after it */
   stream?: true;
+  /** a route whose body is a file read as a stream (any content type), with its own size limit */
+  raw?: { bodyLimit: number };
   /** the status of a success when the handler returns a bare body (default 200) */
   status?: number;
   handler(ctx: Ctx): Promise<Answer | object | null>;

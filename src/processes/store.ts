@@ -41,7 +41,8 @@ export const PROCESS_KEY = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,99}$/;
 export function loadProcessByKey(db: Kysely<Database>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
   // a key no process can have (U+0000, too long, any other character) is not looked up
   if (!PROCESS_KEY.test(processKey)) return Promise.resolve(null);
-  return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey})`);
+  // an archived process is unknown to Mates (docs/people-api.md §4)
+  return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey}) AND p.archived_at IS NULL`);
 }
 
 export function loadProcessById(db: Kysely<Database>, tenantId: number, processId: number): Promise<ProcessDef | null> {
@@ -131,6 +132,7 @@ export async function clearFailure(tx: Tx, tenantId: number, processId: number):
 
 /** Settings a test or the admin API may change (columns of `processes`). */
 export type ProcessSettingsPatch = Partial<{
+  description: string;
   gate_open: boolean;
   tasks_enabled: boolean;
   calendar: Calendar;
