@@ -27,18 +27,10 @@ const COMPOSITION = ['app.ts', 'main.ts', 'services.ts'];
  * when its code lands (the check then finds the import), or drop the dependency.
  */
 export const UNUSED_ALLOWED: Record<string, string> = {
-  typebox: "the people's API schemas (issue 9), being built on another branch",
   '@fastify/formbody': "the people's API sign-in form (issue 9); the token endpoint parses its form itself",
   '@fastify/static': 'serving the web app at / (issue 10)',
-  'csv-parse': 'CSV task uploads by people (issue 9)',
-  exceljs: 'XLSX task uploads and exports by people (issue 9)',
-  'prom-client': '/metrics for Prometheus (issue 13)',
-  standardwebhooks: 'signed outbound webhooks (issue 13)',
-  'fast-check': 'property tests of the state machine and hostile input (issue 7)',
   'playwright-core': "browser tests of the web app, driving the system's chromium (issue 10)",
   'axe-core': 'accessibility checks in the browser tests (issue 10)',
-  'graphile-worker': 'the benchmark comparison against other PostgreSQL queues (issue 12)',
-  'pg-boss': 'the benchmark comparison against other PostgreSQL queues (issue 12)',
 };
 
 const SOURCE_EXTENSIONS = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;

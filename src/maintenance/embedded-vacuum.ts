@@ -8,7 +8,7 @@
  * time). Triggered by the changes themselves, not by a timer: an idle store is left alone.
  */
 import { sql, type Kysely } from 'kysely';
-import type { FastifyBaseLogger } from 'fastify';
+import type { MaintenanceLog } from './scheduler.js';
 import type { Database } from '../db/types.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
 
@@ -31,7 +31,7 @@ export class EmbeddedVacuum {
   constructor(
     private readonly db: Kysely<Database>,
     notifier: ChangeNotifier,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: MaintenanceLog,
     private readonly minChanges = VACUUM_MIN_CHANGES,
   ) {
     this.unsubscribe = notifier.subscribe((c) => {

@@ -25,6 +25,7 @@ export interface MaintenanceDeps {
 export interface MaintenanceLog {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
 }
 
 // Batches of 500 keep each recovery transaction short; the sweep loops until nothing is due.

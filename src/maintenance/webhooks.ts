@@ -5,7 +5,7 @@
  * (src/events/webhooks.ts). Every 10 minutes it also purges events and delivery logs past their
  * retention (outbox-retention.ts).
  */
-import type { FastifyBaseLogger } from 'fastify';
+import type { MaintenanceLog } from './scheduler.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
@@ -23,7 +23,7 @@ export interface EventJobsState {
 
 export function startEventJobs(
   deps: { db: Kysely<Database>; clock: Clock; events: Events; retentionHours: number; state: EventJobsState },
-  log: FastifyBaseLogger,
+  log: MaintenanceLog,
 ): () => Promise<void> {
   let stopped = false;
   let purging: Promise<unknown> | null = null;
