@@ -15,12 +15,15 @@ import { securityHeaders } from './http/security-headers.js';
 import { tokenRoutes } from './auth/routes.js';
 import { mateApi } from './mate-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
+import { serveWebApp } from './web/serve.js';
 
 export interface AppDeps {
   store: Store;
   clock?: Clock;
   /** run the background jobs on a timer (default true; tests call sweepOnce themselves) */
   sweeper?: boolean;
+  /** serve the built web app from this folder at / (src/web/serve.ts); none when left out */
+  webDist?: string;
 }
 
 declare module 'fastify' {
@@ -78,6 +81,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+
+  if (deps.webDist) await serveWebApp(app, { distDir: deps.webDist, hsts: config.publicUrl.startsWith('https:') });
 
   app.get('/readyz', async (_req, reply) => {
     try {
