@@ -14,6 +14,7 @@ import { requestIdFor } from './http/request-id.js';
 import { securityHeaders } from './http/security-headers.js';
 import { tokenRoutes } from './auth/routes.js';
 import { mateApi } from './mate-api/plugin.js';
+import { peopleApi } from './people-api/plugin.js';
 import { startMaintenance } from './maintenance/scheduler.js';
 import { serveWebApp } from './web/serve.js';
 
@@ -58,18 +59,30 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(swagger, {
     openapi: {
       info: {
-        title: 'Queuemate Mate API',
+        title: 'Queuemate API',
         version: '1',
         description:
-          'The Anymate-compatible API for Mates (robots). Get a token from POST /connect/token (form-encoded password grant), then call /api/<Endpoint>[/<ProcessKey>] with Authorization: Bearer <token>. Business refusals answer 200 with succeeded: false and a code; see docs/mate-api.md.',
+          "The Anymate-compatible API for Mates (robots). Get a token from POST /connect/token (form-encoded password grant), then call /api/<Endpoint>[/<ProcessKey>] with Authorization: Bearer <token>. Business refusals answer 200 with succeeded: false and a code; see docs/mate-api.md. The people's API (web app and scripts) lives under /v1: sign in with POST /v1/session or send a personal access token; see docs/people-api.md.",
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          personalToken: { type: 'http', scheme: 'bearer', description: "A personal access token qmp_… (people's API, /v1)" },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'qm_session',
+            description: 'The web session; writes also need X-CSRF-Token',
+          },
+        },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(tokenRoutes);
   await app.register(mateApi, { prefix: '/api', services });
   await app.register(mateApi, { prefix: '/apimate', services, hidden: true });
+  await app.register(peopleApi, { prefix: '/v1', services });
 
   if (deps.sweeper !== false) {
     const stop = startMaintenance(

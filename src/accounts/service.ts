@@ -5,6 +5,7 @@ import { Refusal } from '../lib/errors.js';
 import { randomPassword } from '../lib/secrets.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import type { Tx } from '../db/tx.js';
+import { revokeAllCredentials } from './sessions.js';
 
 export const ROLES = ['admin', 'developer', 'agent', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -152,4 +153,155 @@ export async function setMateDisabled(
   if (!row) throw new Refusal('not_found', `No Mate ${mateId}`);
   tx.publish({ kind: 'mate', tenantId, mateId });
   return { disabled: row.disabled, credentialVersion: row.credential_version };
+}
+
+export interface UserInfo {
+  id: number;
+  username: string;
+  name: string;
+  email: string | null;
+  role: Role;
+  disabled: boolean;
+  lastSignInAt: Date | null;
+  createdAt: Date;
+}
+
+export async function listUsers(db: Kysely<Database>, tenantId: number): Promise<UserInfo[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'display_name', 'email', 'role', 'disabled', 'last_sign_in_at', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    username: r.username,
+    name: r.display_name || r.username,
+    email: r.email,
+    role: r.role,
+    disabled: r.disabled,
+    lastSignInAt: r.last_sign_in_at,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function getUser(db: Kysely<Database>, tenantId: number, userId: number): Promise<UserInfo> {
+  const u = (await listUsersWhere(db, tenantId, userId))[0];
+  if (!u) throw new Refusal('not_found', `No user ${userId}`);
+  return u;
+}
+
+async function listUsersWhere(db: Kysely<Database>, tenantId: number, userId: number): Promise<UserInfo[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'display_name', 'email', 'role', 'disabled', 'last_sign_in_at', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    username: r.username,
+    name: r.display_name || r.username,
+    email: r.email,
+    role: r.role,
+    disabled: r.disabled,
+    lastSignInAt: r.last_sign_in_at,
+    createdAt: r.created_at,
+  }));
+}
+
+/**
+ * Disables (ending every session and token of the user) or enables a user. Enabling brings back
+ * no earlier session: the person signs in again.
+ */
+export async function setUserDisabled(tx: Tx, tenantId: number, userId: number, disabled: boolean, now: Date): Promise<void> {
+  const r = await tx.db
+    .updateTable('users')
+    .set((eb) => ({
+      disabled,
+      credential_version: disabled ? eb('credential_version', '+', 1) : eb.ref('credential_version'),
+      updated_at: now,
+    }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new Refusal('not_found', `No user ${userId}`);
+  if (disabled) await revokeAllCredentials(tx, tenantId, userId, now);
+  tx.publish({ kind: 'user', tenantId, userId });
+}
+
+/** Changes a user's role and display name; the change applies to their next request (roles are read on each). */
+export async function updateUser(
+  tx: Tx,
+  tenantId: number,
+  userId: number,
+  patch: { role?: Role; name?: string; email?: string | null },
+  now: Date,
+): Promise<void> {
+  if (patch.role !== undefined && !ROLES.includes(patch.role))
+    throw new Refusal('invalid_field', `Role "${patch.role}" is not one of ${ROLES.join(', ')}`);
+  const r = await tx.db
+    .updateTable('users')
+    .set({
+      ...(patch.role !== undefined ? { role: patch.role } : {}),
+      ...(patch.name !== undefined ? { display_name: patch.name } : {}),
+      ...(patch.email !== undefined ? { email: patch.email } : {}),
+      updated_at: now,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new Refusal('not_found', `No user ${userId}`);
+  tx.publish({ kind: 'user', tenantId, userId });
+}
+
+/** How many enabled admins the tenant has: the last one may not be demoted or disabled. */
+export async function countEnabledAdmins(db: Kysely<Database>, tenantId: number): Promise<number> {
+  const r = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'admin')
+    .where('disabled', '=', false)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export interface MateInfo {
+  id: number;
+  username: string;
+  name: string;
+  disabled: boolean;
+  lastContactAt: Date | null;
+  createdAt: Date;
+}
+
+export async function listMates(db: Kysely<Database>, tenantId: number, mateId?: number): Promise<MateInfo[]> {
+  let q = db
+    .selectFrom('mates')
+    .select(['id', 'username', 'display_name', 'disabled', 'last_contact_at', 'created_at'])
+    .where('tenant_id', '=', tenantId);
+  if (mateId !== undefined) q = q.where('id', '=', mateId);
+  const rows = await q.orderBy('id').execute();
+  return rows.map((r) => ({
+    id: r.id,
+    username: r.username,
+    name: r.display_name || r.username,
+    disabled: r.disabled,
+    lastContactAt: r.last_contact_at,
+    createdAt: r.created_at,
+  }));
+}
+
+/** Renames a Mate (its display name; the username it signs in with stays). */
+export async function renameMate(tx: Tx, tenantId: number, mateId: number, name: string, now: Date): Promise<void> {
+  if (name.trim() === '' || name.length > 200) throw new Refusal('invalid_field', 'name must be 1-200 characters');
+  const r = await tx.db
+    .updateTable('mates')
+    .set({ display_name: name.trim(), updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', mateId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new Refusal('not_found', `No Mate ${mateId}`);
+  tx.publish({ kind: 'mate', tenantId, mateId });
 }

@@ -41,7 +41,12 @@ export type ErrorCode =
   | 'items_failed'
   // set-up and admin
   | 'conflict'
-  | 'not_found';
+  | 'not_found'
+  // people (the /v1 API): sign-in, sessions, roles
+  | 'unauthenticated'
+  | 'invalid_credentials'
+  | 'forbidden'
+  | 'csrf_failed';
 
 export interface FieldProblem {
   index?: number;

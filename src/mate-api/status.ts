@@ -40,4 +40,9 @@ export const MATE_API_STATUS: Record<ErrorCode, number> = {
   items_failed: 200,
   // set-up codes never reach the Mate API's routes; a 409 would be their meaning
   conflict: 409,
+  // people's codes never reach the Mate API (people's credentials are refused as invalid_token)
+  unauthenticated: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  csrf_failed: 403,
 };

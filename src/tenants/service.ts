@@ -86,13 +86,15 @@ export async function countTenants(db: Kysely<Database>): Promise<number> {
 
 /**
  * Gives the tenant a new API secret (returned once; only its SHA-256 is kept) and raises the
- * secret version. The earlier secret(s), and tokens issued with them, keep working for the
- * tenant's secret_grace_seconds (default 0: refused at once). `tx` must be a transaction.
+ * secret version. The earlier secret(s), and tokens issued with them, keep working for
+ * `graceSeconds` when given, else the tenant's secret_grace_seconds (default 0: refused at once).
+ * `tx` must be a transaction.
  */
 export async function rotateApiSecret(
   tx: Tx,
   tenantId: number,
   now: Date,
+  graceSeconds?: number,
 ): Promise<{ apiSecret: string; secretVersion: number; previousValidUntil: Date }> {
   const apiSecret = randomSecret();
   const tenant = await tx.db
@@ -103,7 +105,7 @@ export async function rotateApiSecret(
     .executeTakeFirst();
   if (!tenant) throw new Refusal('not_found', `No tenant ${tenantId}`);
   const version = tenant.secret_version + 1;
-  const previousValidUntil = new Date(now.getTime() + tenant.secret_grace_seconds * 1000);
+  const previousValidUntil = new Date(now.getTime() + (graceSeconds ?? tenant.secret_grace_seconds) * 1000);
   await tx.db
     .updateTable('tenant_api_secrets')
     .set({ expires_at: previousValidUntil })
@@ -117,4 +119,49 @@ export async function rotateApiSecret(
   await tx.db.updateTable('tenants').set({ secret_version: version, updated_at: now }).where('id', '=', tenantId).execute();
   tx.publish({ kind: 'tenant', tenantId });
   return { apiSecret, secretVersion: version, previousValidUntil };
+}
+
+export interface TenantSettings {
+  id: number;
+  clientId: string;
+  name: string;
+  timeZone: string;
+  secretVersion: number;
+}
+
+export async function getTenant(db: Kysely<Database>, tenantId: number): Promise<TenantSettings> {
+  const row = await db.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst();
+  if (!row) throw new Refusal('not_found', `No tenant ${tenantId}`);
+  return toTenant(row);
+}
+
+/** Renames the tenant or changes its time zone (read by every later request, Mates' within seconds). */
+export async function updateTenant(
+  tx: Tx,
+  tenantId: number,
+  patch: { name?: string; timeZone?: string },
+  now: Date,
+): Promise<TenantSettings> {
+  if (patch.name !== undefined && (patch.name.trim() === '' || patch.name.length > 200)) {
+    throw new Refusal('invalid_field', 'name must be 1-200 characters', [
+      { field: 'name', code: 'invalid_field', message: 'name must be 1-200 characters' },
+    ]);
+  }
+  if (patch.timeZone !== undefined && !isValidTimeZone(patch.timeZone)) {
+    const message = `Time zone "${patch.timeZone}" is not an IANA time zone (e.g. Europe/Copenhagen)`;
+    throw new Refusal('invalid_field', message, [{ field: 'timeZone', code: 'invalid_field', message }]);
+  }
+  const row = await tx.db
+    .updateTable('tenants')
+    .set({
+      ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
+      ...(patch.timeZone !== undefined ? { time_zone: patch.timeZone } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', tenantId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new Refusal('not_found', `No tenant ${tenantId}`);
+  tx.publish({ kind: 'tenant', tenantId });
+  return toTenant(row);
 }
