@@ -1,2 +1,3 @@
-/** The people's API types, generated from the server's OpenAPI (client/generate.ts). */
+/** The people's API types and permission table, generated from the server (client/generate.ts, `npm run client`). */
 export type { paths, components } from './schema.js';
+export { PERMISSIONS, type Permission } from './permissions.js';

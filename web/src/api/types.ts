@@ -1,19 +1,17 @@
 /**
- * The people's API shapes the app uses. They come from the server: once the people's routes carry
- * their OpenAPI schemas, these are the generated ones (client/src/schema.ts, `npm run client`).
- * Until those routes are on this branch, the shapes below follow the binding contract and are the
- * only place in the app that names them.
+ * The people's API shapes the app uses. They come from the server's OpenAPI, generated into
+ * client/src/schema.ts by `npm run client`. Shapes of routes not yet on this branch (processes,
+ * tasks, bulk jobs) follow the binding contract below, the only place in the app that names them,
+ * until their generated types replace them.
  */
-export type Role = 'admin' | 'developer' | 'agent' | 'viewer';
+import type { paths } from '../../../client/src/schema';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+
+export type Session = Json<paths['/v1/session']['get']['responses'][200]>;
+export type Role = Session['user']['role'];
 export type QueueName = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
 export const QUEUES: QueueName[] = ['Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'Solved'];
-
-export interface Session {
-  user: { id: number; username: string; name: string; role: Role };
-  tenant: { id: number; clientId: string; name: string; timeZone: string };
-  csrfToken: string;
-  expiresAt: string;
-}
 
 export interface ProcessCounts {
   ready: number;

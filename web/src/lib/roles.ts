@@ -1,19 +1,14 @@
 /**
- * What each role is offered in the app (the server decides; this only hides what would be refused):
- * viewers read; agents work tasks and stop/start processes; developers and admins also configure
- * processes; only admins delete tasks.
+ * What a role is offered in the app: the server's permission table (src/people-api/permissions.ts,
+ * generated into client/src/permissions.ts by `npm run client`). The server still decides; this only
+ * leaves out what it would refuse.
  */
+import { PERMISSIONS, type Permission } from '../../../client/src/permissions';
 import type { Role } from '../api/types';
 
-export type Ability = 'workTasks' | 'switchGate' | 'createTasks' | 'configure' | 'deleteTasks';
+export type { Permission };
 
-const ABILITIES: Record<Role, readonly Ability[]> = {
-  viewer: [],
-  agent: ['workTasks', 'switchGate', 'createTasks'],
-  developer: ['workTasks', 'switchGate', 'createTasks', 'configure'],
-  admin: ['workTasks', 'switchGate', 'createTasks', 'configure', 'deleteTasks'],
-};
-
-export function can(role: Role | undefined, ability: Ability): boolean {
-  return !!role && ABILITIES[role].includes(ability);
+export function can(role: Role | undefined, permission: Permission): boolean {
+  const holders = PERMISSIONS[permission] as 'public' | readonly string[];
+  return holders === 'public' || (!!role && holders.includes(role));
 }

@@ -155,7 +155,7 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
             )}
           </Text>
         </Stack>
-        {can(session.user.role, 'switchGate') ? (
+        {can(session.user.role, 'processes.gate') ? (
           <Switch
             checked={p.state.gateOpen}
             onChange={(e) => toggle(e.currentTarget.checked)}

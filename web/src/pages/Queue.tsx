@@ -139,7 +139,7 @@ export function QueuePage() {
   const session = useSession();
   const tz = session.tenant.timeZone;
   const role = session.user.role;
-  const canWork = can(role, 'workTasks');
+  const canWork = can(role, 'tasks.work');
   const { refetchInterval } = useLive();
   const queue: QueueName = search.queue ?? 'Ready';
   const effective: QueueSearch = { ...search, queue };
@@ -364,7 +364,7 @@ export function QueuePage() {
           {name}
         </Title>
         <Group gap="xs">
-          {can(role, 'createTasks') && (
+          {can(role, 'tasks.work') && (
             <ButtonLink to="/processes/$processId/new" params={{ processId }}>
               New task
             </ButtonLink>
@@ -500,7 +500,7 @@ export function QueuePage() {
               <Button size="xs" variant="default" onClick={() => openBulk({ action: 'urgent', urgent: false, label: 'Not urgent' })}>
                 Not urgent
               </Button>
-              {can(role, 'deleteTasks') && (
+              {can(role, 'tasks.delete') && (
                 <Button size="xs" color="red" variant="light" onClick={() => openBulk({ action: 'delete', label: 'Delete' })}>
                   Delete
                 </Button>

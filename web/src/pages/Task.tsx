@@ -310,7 +310,7 @@ function Actions({ task }: { task: TaskDetail }) {
           </Button>
         </Group>
       )}
-      {can(role, 'deleteTasks') && (
+      {can(role, 'tasks.delete') && (
         <>
           <Button color="red" variant="subtle" onClick={() => setConfirmDelete(true)} w="fit-content">
             Delete task
@@ -389,7 +389,7 @@ export function TaskPage() {
   const task = useTask(id);
   const session = useSession();
   const tz = session.tenant.timeZone;
-  const canWork = can(session.user.role, 'workTasks');
+  const canWork = can(session.user.role, 'tasks.work');
   const process = useProcess(task.data?.processId ?? 0);
   const unlock = useTaskAction(task.data);
 
