@@ -10,11 +10,12 @@ import {
   Menu,
   Text,
   UnstyledButton,
+  VisuallyHidden,
   useMantineColorScheme,
   Alert,
   Button,
 } from '@mantine/core';
-import { Navigate, Outlet, useRouterState } from '@tanstack/react-router';
+import { Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { SessionContext, SESSION_KEY, useSessionQuery, useSignOut } from '../api/session';
 import { onSessionEnded, errorMessage } from '../api/http';
@@ -27,6 +28,20 @@ function LiveBadge() {
     <Badge variant="dot" color={live ? 'teal' : 'gray'} title={live ? 'Updates arrive as they happen' : 'Refreshing every 2 seconds'}>
       {live ? 'Live' : 'Auto-refresh'}
     </Badge>
+  );
+}
+
+/** Once, on mount: to sign-in, remembering where the person was (Navigate would repeat while the location changes). */
+function ToSignIn({ from }: { from: string }) {
+  const navigate = useNavigate();
+  useEffect(() => {
+    void navigate({ to: '/sign-in', search: from === '/' ? {} : { redirect: from }, replace: true });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  return (
+    <Center h="100vh">
+      <Loader aria-label="Going to sign-in" />
+    </Center>
   );
 }
 
@@ -58,7 +73,7 @@ export function AppLayout() {
         </Alert>
       </Center>
     );
-  if (!session.data) return <Navigate to="/sign-in" search={href === '/' ? {} : { redirect: href }} replace />;
+  if (!session.data) return <ToSignIn from={href} />;
   const s = session.data;
 
   return (
@@ -83,14 +98,13 @@ export function AppLayout() {
                 <LiveBadge />
                 <Menu position="bottom-end" withinPortal>
                   <Menu.Target>
-                    <UnstyledButton aria-label={`Account: ${s.user.name || s.user.username}`}>
+                    <UnstyledButton>
                       <Group gap={8} wrap="nowrap">
-                        <Avatar size="sm" radius="xl" color="blue">
+                        <Avatar size="sm" radius="xl" color="blue" aria-hidden>
                           {(s.user.name || s.user.username).slice(0, 1).toUpperCase()}
                         </Avatar>
-                        <Text size="sm" visibleFrom="sm">
-                          {s.user.name || s.user.username}
-                        </Text>
+                        <VisuallyHidden>Account menu:</VisuallyHidden>
+                        <Text size="sm">{s.user.name || s.user.username}</Text>
                       </Group>
                     </UnstyledButton>
                   </Menu.Target>

@@ -1,5 +1,5 @@
 /** One card per process: counts that open the queue, markers, the state in words, the Stop/Start switch and who is working. */
-import { Badge, Card, Group, SimpleGrid, Skeleton, Stack, Switch, Text, Title, Tooltip } from '@mantine/core';
+import { Badge, Card, Group, SimpleGrid, Skeleton, Stack, Switch, Text, Title, Tooltip, VisuallyHidden } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useGate, useProcesses } from '../api/queries';
 import { useSession } from '../api/session';
@@ -114,7 +114,6 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
               params={{ processId: String(p.id) }}
               search={c.error === undefined ? { queue: c.queue } : { queue: c.queue, error: c.error }}
               className={classes.count}
-              aria-label={`${c.label}: ${c.value} ${c.value === 1 ? 'task' : 'tasks'} in ${p.name || p.key}`}
               data-testid={`count-${c.label}`}
             >
               <Text fw={700} size="xl" c={c.color} lh={1.1}>
@@ -122,6 +121,7 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
               </Text>
               <Text size="xs" c="dimmed">
                 {c.label}
+                <VisuallyHidden> tasks in {p.name || p.key}</VisuallyHidden>
               </Text>
             </UnstyledLink>
           ))}

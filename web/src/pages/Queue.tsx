@@ -175,7 +175,8 @@ export function QueuePage() {
     setSelection(emptySelection);
     setFrozen(null);
   }, [id, JSON.stringify(flat)]); // eslint-disable-line react-hooks/exhaustive-deps
-  const view = frozen ? freezeRows(frozen, latest) : { rows: latest as Row[], newCount: 0 };
+  // memoised: a new rows array on every render would make the table recompute (and reset) each time
+  const view = useMemo(() => (frozen ? freezeRows(frozen, latest) : { rows: latest as Row[], newCount: 0 }), [frozen, latest]);
   const rows: Row[] = view.rows;
   const order = rows.map((r) => r.id);
 
@@ -324,7 +325,13 @@ export function QueuePage() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [fields, selection, order.join(','), search.sort, canWork, tz]);
 
-  const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => String(r.id) });
+  const table = useReactTable({
+    data: rows,
+    columns,
+    getCoreRowModel: getCoreRowModel(),
+    getRowId: (r) => String(r.id),
+    autoResetPageIndex: false,
+  });
 
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
@@ -353,39 +360,8 @@ export function QueuePage() {
   const openBulk = (r: Omit<BulkRequest, 'ids' | 'filter'>) =>
     setBulk({ ...r, ...target, label: `${r.label} (${targetCount.toLocaleString()})` });
 
-  return (
-    <Stack gap="sm">
-      <Breadcrumbs>
-        <AnchorLink to="/">Overview</AnchorLink>
-        <Text>{name}</Text>
-      </Breadcrumbs>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          {name}
-        </Title>
-        <Group gap="xs">
-          {can(role, 'tasks.work') && (
-            <ButtonLink to="/processes/$processId/new" params={{ processId }}>
-              New task
-            </ButtonLink>
-          )}
-          <ButtonLink variant="default" to="/processes/$processId/settings" params={{ processId }}>
-            Settings
-          </ButtonLink>
-        </Group>
-      </Group>
-
-      <Tabs value={queue} onChange={(v) => v && void setSearch({ ...search, queue: v as QueueName, error: undefined })} keepMounted={false}>
-        <Tabs.List>
-          {QUEUES.map((q) => (
-            <Tabs.Tab key={q} value={q}>
-              {QUEUE_LABEL[q]}
-              {p ? ` (${queueCount(p, q).toLocaleString()})` : ''}
-            </Tabs.Tab>
-          ))}
-        </Tabs.List>
-      </Tabs>
-
+  const body = (
+    <>
       <Group gap="xs" align="flex-end">
         <TextInput
           label="Search"
@@ -579,6 +555,46 @@ export function QueuePage() {
           </div>
         </Paper>
       )}
+    </>
+  );
+
+  return (
+    <Stack gap="sm">
+      <Breadcrumbs>
+        <AnchorLink to="/">Overview</AnchorLink>
+        <Text>{name}</Text>
+      </Breadcrumbs>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          {name}
+        </Title>
+        <Group gap="xs">
+          {can(role, 'tasks.work') && (
+            <ButtonLink to="/processes/$processId/new" params={{ processId }}>
+              New task
+            </ButtonLink>
+          )}
+          <ButtonLink variant="default" to="/processes/$processId/settings" params={{ processId }}>
+            Settings
+          </ButtonLink>
+        </Group>
+      </Group>
+
+      <Tabs value={queue} onChange={(v) => v && void setSearch({ ...search, queue: v as QueueName, error: undefined })}>
+        <Tabs.List>
+          {QUEUES.map((q) => (
+            <Tabs.Tab key={q} value={q}>
+              {QUEUE_LABEL[q]}
+              {p ? ` (${queueCount(p, q).toLocaleString()})` : ''}
+            </Tabs.Tab>
+          ))}
+        </Tabs.List>
+        {QUEUES.map((q) => (
+          <Tabs.Panel key={q} value={q} pt="sm">
+            {q === queue ? <Stack gap="sm">{body}</Stack> : null}
+          </Tabs.Panel>
+        ))}
+      </Tabs>
       <BulkDialog processId={id} request={bulk} onClose={() => setBulk(null)} onDone={() => select(emptySelection)} />
     </Stack>
   );
