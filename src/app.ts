@@ -53,7 +53,11 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     trustProxy: config.trustProxy as boolean | string,
   });
   app.decorate('services', services);
-  app.addHook('onClose', async () => services.close());
+  app.addHook('onClose', async () => {
+    services.close();
+    // bulk jobs stop after their current chunk
+    await services.bulkJobs.drain();
+  });
   securityHeaders(app);
 
   await app.register(swagger, {

@@ -15,6 +15,7 @@ import { MateAuth } from './auth/service.js';
 import { MateContact } from './accounts/contact.js';
 import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
+import { BulkJobs } from './tasks/bulk.js';
 
 export interface Services {
   readonly config: Config;
@@ -29,6 +30,8 @@ export interface Services {
   readonly processes: ProcessCache;
   readonly batchers: TaskBatchers;
   readonly mateContact: MateContact;
+  /** people's bulk actions running in this server process, with their progress (src/tasks/bulk.ts) */
+  readonly bulkJobs: BulkJobs;
   close(): void;
 }
 
@@ -37,6 +40,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   const units = new Units(store.db, notifier);
   const auth = await MateAuth.create(config, store, clock, notifier);
   const processes = new ProcessCache(store.db, notifier);
+  const bulkJobs = new BulkJobs(units, store.db, clock);
   return {
     config,
     store,
@@ -48,7 +52,9 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     processes,
     batchers: new TaskBatchers(units),
     mateContact: new MateContact(store.db),
+    bulkJobs,
     close() {
+      bulkJobs.close();
       auth.close();
       processes.close();
     },

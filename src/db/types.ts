@@ -150,6 +150,7 @@ export interface ProcessesTable {
   failure_at: Timestamp | null;
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
+  archived_at: Timestamp | null;
 }
 
 export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'date' | 'datetime' | 'dropdown' | 'email';

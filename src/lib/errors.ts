@@ -39,6 +39,9 @@ export type ErrorCode =
   | 'blocked_date'
   | 'stopped_by_errors'
   | 'items_failed'
+  // people acting on tasks (src/tasks/people.ts)
+  | 'task_locked'
+  | 'invalid_transition'
   // set-up and admin
   | 'conflict'
   | 'not_found'

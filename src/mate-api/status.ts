@@ -38,6 +38,9 @@ export const MATE_API_STATUS: Record<ErrorCode, number> = {
   blocked_date: 200,
   stopped_by_errors: 200,
   items_failed: 200,
+  // people's task actions never reach the Mate API's routes; a 409 would be their meaning
+  task_locked: 409,
+  invalid_transition: 409,
   // set-up codes never reach the Mate API's routes; a 409 would be their meaning
   conflict: 409,
   // people's codes never reach the Mate API (people's credentials are refused as invalid_token)

@@ -21,8 +21,18 @@ import { isAnswer, type PeopleRoute } from './route.js';
 import { SESSION_ROUTES } from './routes/session.js';
 import { ME_ROUTES } from './routes/me.js';
 import { ADMIN_ROUTES } from './routes/admin.js';
+import { PROCESS_ROUTES } from './routes/processes.js';
+import { TASK_ROUTES } from './routes/tasks.js';
+import { BULK_ROUTES } from './routes/bulk.js';
 
-export const PEOPLE_ROUTES: PeopleRoute[] = [...SESSION_ROUTES, ...ME_ROUTES, ...ADMIN_ROUTES];
+export const PEOPLE_ROUTES: PeopleRoute[] = [
+  ...SESSION_ROUTES,
+  ...ME_ROUTES,
+  ...ADMIN_ROUTES,
+  ...PROCESS_ROUTES,
+  ...TASK_ROUTES,
+  ...BULK_ROUTES,
+];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +71,24 @@ function schemaRefusal(
   errors: { instancePath: string; keyword: string; params: Record<string, any>; message: string }[],
 ): Refusal {
   const problems: FieldProblem[] = [];
+  // a union of literals reports each literal, then anyOf: one problem listing the allowed values
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errors)
+    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), e.params.allowedValue]);
+  const seen = new Set<string>();
   for (const e of errors) {
+    if (e.keyword === 'const') continue;
+    if (e.keyword === 'anyOf' && allowed.has(e.instancePath)) {
+      e.message = `must be one of ${allowed
+        .get(e.instancePath)!
+        .map((v) => JSON.stringify(v))
+        .join(', ')}`;
+    }
+    // one problem per value (required and additionalProperties name keys of their own)
+    if (e.keyword !== 'required' && e.keyword !== 'additionalProperties' && e.keyword !== 'boolean') {
+      if (seen.has(e.instancePath)) continue;
+      seen.add(e.instancePath);
+    }
     if (e.keyword === 'boolean') continue; // "schema is false", repeated by additionalProperties
     let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let code: ErrorCode = 'invalid_field';
@@ -160,8 +187,8 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
     return reply.code(PEOPLE_API_STATUS[refusal.code]).headers(headers).send(refusalBody(req, refusal));
   });
 
-  for (const route of PEOPLE_ROUTES) {
-    app.route({
+  const register = (scope: FastifyInstance, route: PeopleRoute) =>
+    scope.route({
       method: route.method,
       url: route.url,
       config: { permission: route.permission },
@@ -176,7 +203,7 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
         ...(route.response ? { response: route.response } : {}),
       } as never,
       handler: async (req, reply) => {
-        if (route.body === undefined && req.body !== undefined && req.body !== null) {
+        if (!route.raw && route.body === undefined && req.body !== undefined && req.body !== null) {
           throw new Refusal('invalid_body', `${route.method} /v1${route.url} takes no body`);
         }
         const answer = await route.handler({
@@ -199,5 +226,13 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
         return reply.code(route.status ?? 200).send(answer);
       },
     });
-  }
+
+  for (const route of PEOPLE_ROUTES) if (!route.raw) register(app, route);
+  // file uploads: the body is handed to the handler as a stream, whatever its type; the handler
+  // bounds its size (route.raw.bodyLimit), the JSON routes keep the server's body limit
+  await app.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    for (const route of PEOPLE_ROUTES) if (route.raw) register(uploads, route);
+  });
 }

@@ -51,6 +51,8 @@ export interface PeopleRoute {
   querystring?: TSchema;
   body?: TSchema;
   response?: Record<number, TSchema>;
+  /** a route whose body is a file read as a stream (any content type), with its own size limit */
+  raw?: { bodyLimit: number };
   /** the status of a success when the handler returns a bare body (default 200) */
   status?: number;
   handler(ctx: Ctx): Promise<Answer | object | null>;

@@ -42,5 +42,7 @@ export const PEOPLE_API_STATUS: Record<ErrorCode, number> = {
   blocked_date: 409,
   stopped_by_errors: 409,
   items_failed: 409,
+  task_locked: 409,
+  invalid_transition: 409,
   conflict: 409,
 };

@@ -36,7 +36,8 @@ export interface ProcessDef {
  * Another tenant's key is simply not found.
  */
 export function loadProcessByKey(db: Kysely<Database>, tenantId: number, processKey: string): Promise<ProcessDef | null> {
-  return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey})`);
+  // an archived process is unknown to Mates (docs/people-api.md §4)
+  return loadProcess(db, tenantId, sql`lower(p.process_key) = lower(${processKey}) AND p.archived_at IS NULL`);
 }
 
 export function loadProcessById(db: Kysely<Database>, tenantId: number, processId: number): Promise<ProcessDef | null> {
@@ -126,6 +127,7 @@ export async function clearFailure(tx: Tx, tenantId: number, processId: number):
 
 /** Settings a test or the admin API may change (columns of `processes`). */
 export type ProcessSettingsPatch = Partial<{
+  description: string;
   gate_open: boolean;
   tasks_enabled: boolean;
   calendar: Calendar;

@@ -6,7 +6,31 @@
 export type Queue = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
 export const QUEUES: readonly Queue[] = ['Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'Solved'];
 
-export type Action = 'create' | 'take' | 'Solved' | 'Manual' | 'Error' | 'Retry' | 'lockExpired' | 'update' | 'extendLock';
+export type Action =
+  | 'create'
+  | 'take'
+  | 'Solved'
+  | 'Manual'
+  | 'Error'
+  | 'Retry'
+  | 'lockExpired'
+  | 'update'
+  | 'extendLock'
+  // people (docs/product.md §5.6), src/tasks/people.ts
+  | PeopleAction;
+export type PeopleAction = 'move' | 'edit' | 'comment' | 'approve' | 'reject' | 'clearError' | 'setUrgent' | 'unlock' | 'reopen' | 'delete';
+export const PEOPLE_ACTIONS: ReadonlySet<Action> = new Set<PeopleAction>([
+  'move',
+  'edit',
+  'comment',
+  'approve',
+  'reject',
+  'clearError',
+  'setUrgent',
+  'unlock',
+  'reopen',
+  'delete',
+]);
 export type HandBackAction = 'Solved' | 'Manual' | 'Error' | 'Retry';
 export type KpiOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry';
 
@@ -18,10 +42,15 @@ export interface Facts {
   retryAllowed?: boolean;
   retryCount?: number;
   maxRetries?: number;
+  /** people: the task's Error flag before the action */
+  fromError?: boolean;
+  /** people's move: the Error flag asked for (only with Manual) */
+  targetError?: boolean;
 }
 
 export interface Target {
-  queue: Queue | 'unchanged';
+  /** 'requested': the queue the person asked for (move, reopen) */
+  queue: Queue | 'unchanged' | 'requested';
   error: boolean;
   /** retryCount + 1 and queue position at the bottom (or the given activation date) */
   retried?: boolean;
@@ -50,6 +79,9 @@ const HANDBACK_EFFECTS = 'unlock; store reason; append comment; history; KPI eve
 export const RETRY_NOT_ALLOWED = 'Retry not allowed: converted to Error';
 export const RETRY_LIMIT_REACHED = 'Retry limit reached: converted to Error';
 export const LOCK_EXPIRED = 'Lock expired';
+export const ERROR_RESOLVED = 'Error resolved';
+/** Where people act: any task no Mate (or other person) holds. */
+const FREE = 'any queue, not locked';
 
 export const TRANSITIONS: readonly Transition[] = [
   {
@@ -182,6 +214,119 @@ export const TRANSITIONS: readonly Transition[] = [
     to: { queue: 'unchanged', error: false },
     effects: 'lockedUntil = max(lockedUntil, now + seconds)',
   },
+  // people (docs/product.md §5.4, §5.6): a person acts on a task nobody holds (unlock first)
+  {
+    from: FREE,
+    action: 'move',
+    condition: 'to Manual with the Error flag',
+    guard: (f) => f.targetError === true,
+    to: { queue: 'Manual', error: true },
+    effects: 'history; append comment',
+  },
+  {
+    from: FREE,
+    action: 'move',
+    condition: 'the task had the Error flag',
+    guard: (f) => f.fromError === true,
+    to: { queue: 'requested', error: false, note: ERROR_RESOLVED },
+    effects: 'the Error is resolved (logged); history; append comment; to Ready: bottom of the queue',
+  },
+  {
+    from: FREE,
+    action: 'move',
+    condition: 'otherwise',
+    guard: always,
+    to: { queue: 'requested', error: false },
+    effects: 'history; append comment; to Ready: bottom of the queue',
+  },
+  {
+    from: `${FREE}, not Solved`,
+    action: 'edit',
+    condition: 'NeedsData and every required field now filled',
+    guard: (f) => f.requiredMissing === false,
+    to: { queue: 'Ready', error: false },
+    effects: 'set fields (and urgent); append comment; history',
+  },
+  {
+    from: `${FREE}, not Solved (urgent alone: locked too)`,
+    action: 'edit',
+    condition: 'otherwise',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'set fields (and urgent); append comment; history',
+  },
+  {
+    from: 'any queue, locked or not',
+    action: 'comment',
+    condition: '-',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'append comment; history',
+  },
+  {
+    from: 'any queue, locked or not',
+    action: 'setUrgent',
+    condition: '-',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'urgent = true/false; history',
+  },
+  {
+    from: 'NeedsApproval',
+    action: 'approve',
+    condition: 'a required field is missing or empty',
+    guard: (f) => f.requiredMissing === true,
+    to: { queue: 'NeedsData', error: false },
+    effects: 'history; append comment',
+  },
+  {
+    from: 'NeedsApproval',
+    action: 'approve',
+    condition: 'otherwise',
+    guard: always,
+    to: { queue: 'Ready', error: false },
+    effects: 'history; append comment; bottom of the queue',
+  },
+  {
+    from: 'NeedsApproval',
+    action: 'reject',
+    condition: '-',
+    guard: always,
+    to: { queue: 'Manual', error: false },
+    effects: 'history; append comment',
+  },
+  {
+    from: 'Manual + Error flag',
+    action: 'clearError',
+    condition: '-',
+    guard: always,
+    to: { queue: 'Manual', error: false, note: ERROR_RESOLVED },
+    effects: 'the Error is resolved (logged); history; append comment',
+  },
+  {
+    from: 'locked by a Mate or a person (lease live or expired)',
+    action: 'unlock',
+    condition: '-',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: "unlock; leave the run; the former Mate's hand-back is refused (lock_expired); history",
+  },
+  {
+    from: 'Solved',
+    action: 'reopen',
+    condition: 'to Ready or Manual',
+    guard: always,
+    to: { queue: 'requested', error: false },
+    effects: 'history (logged); append comment; a unique key taken meanwhile is refused (duplicate_key); to Ready: bottom of the queue',
+  },
+  {
+    from: FREE,
+    action: 'delete',
+    condition: '-',
+    guard: always,
+    to: { queue: 'unchanged', error: false },
+    effects: 'soft delete (deletedAt): gone from lists and the Mate API; history',
+  },
 ];
 
 /** How often each row was taken in this process: lets the tests prove that they walk every row. */
@@ -199,7 +344,7 @@ export function renderStateMachineTable(): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
   const to = (t: Target) =>
     [
-      t.queue === 'unchanged' ? '(unchanged)' : t.queue,
+      t.queue === 'unchanged' ? '(unchanged)' : t.queue === 'requested' ? '(the queue asked for)' : t.queue,
       t.error ? '+ Error flag' : '',
       t.note ? `("${t.note}")` : '',
       t.kpi ? `KPI: ${t.kpi}` : '',

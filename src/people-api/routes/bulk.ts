@@ -1,0 +1,193 @@
+/**
+ * Bulk actions, their jobs, and imports (docs/people-api.md §5), over src/tasks/bulk.ts and
+ * src/tasks/import.ts.
+ */
+import { Transform, type Readable } from 'node:stream';
+import { Type } from 'typebox';
+import type { Caller } from '../../lib/caller.js';
+import type { Services } from '../../services.js';
+import { Refusal } from '../../lib/errors.js';
+import { loadProcessById } from '../../processes/store.js';
+import { readBulkRequest, countMatching, BULK_ACTIONS, MAX_IDS } from '../../tasks/bulk.js';
+import { commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../tasks/import.js';
+import { parseJsonStrict } from '../../lib/json.js';
+import { allows, rolesOf } from '../permissions.js';
+import { answer, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+
+/**
+ * An import file may be this large: 100k rows of a dozen fields are about 20 MB of CSV; 128 MiB
+ * leaves room for wide rows and XLSX overhead. Only the import route reads bodies this large.
+ */
+export const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
+
+const BulkBody = Type.Object(
+  {
+    action: Type.Union(BULK_ACTIONS.map((a) => Type.Literal(a))),
+    queue: Type.Optional(Type.String({ description: 'move: the target queue' })),
+    error: Type.Optional(Type.Boolean({ description: 'move to Manual: set the Error flag' })),
+    urgent: Type.Optional(Type.Boolean({ description: 'urgent: the value to set' })),
+    comment: Type.Optional(Type.String()),
+    ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: MAX_IDS })),
+    filter: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'the keys of the task list query, f.<field> included' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+async function processFor(services: Services, caller: Caller, id: number) {
+  const proc = await loadProcessById(services.db, caller.tenantId, id);
+  if (!proc) throw new Refusal('process_not_found', `No process ${id}`);
+  return proc;
+}
+
+/** Deleting in bulk needs the delete permission as deleting one task does. */
+function checkDelete(action: string, role: string): void {
+  if (action === 'delete' && !allows('tasks.delete', role as never)) {
+    throw new Refusal('forbidden', `The ${role} role may not delete tasks (needs ${rolesOf('tasks.delete')})`);
+  }
+}
+
+/** The upload, refused as payload_too_large past `limit` bytes. */
+function limited(stream: Readable, limit: number): Readable {
+  let seen = 0;
+  return stream.pipe(
+    new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        seen += chunk.length;
+        if (seen > limit) cb(new Refusal('payload_too_large', `The file is larger than ${limit} bytes`));
+        else cb(null, chunk);
+      },
+    }),
+  );
+}
+
+export const BULK_ROUTES: PeopleRoute[] = [
+  {
+    method: 'POST',
+    url: '/processes/:id/tasks/bulk/count',
+    permission: 'tasks.work',
+    tag: 'Tasks',
+    summary: 'How many tasks a bulk action would touch now (same body as the bulk action)',
+    curl: `curl -s -X POST $QM/v1/processes/1/tasks/bulk/count -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"action":"move","queue":"Ready","filter":{"queue":"Manual","error":"true"}}'`,
+    params: IdParams,
+    body: BulkBody,
+    response: { 200: Type.Object({ total: Type.Integer() }), 400: ErrorBody, 404: ErrorBody },
+    async handler({ services, caller, params, body, person }) {
+      const proc = await processFor(services, caller, params.id);
+      const req = readBulkRequest(body, proc, caller.timeZone);
+      checkDelete(req.action, person.user.role);
+      return { total: await countMatching(services.db, caller, proc, req.target) };
+    },
+  },
+  {
+    method: 'POST',
+    url: '/processes/:id/tasks/bulk',
+    permission: 'tasks.work',
+    tag: 'Tasks',
+    summary:
+      'Start a bulk action (move, clearError, urgent, approve, reject, delete) on a list of ids or on every task matching a filter: 202 with the job id and total; the job runs in chunks, skipping tasks a Mate holds',
+    curl: `curl -s -X POST $QM/v1/processes/1/tasks/bulk -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"action":"clearError","filter":{"error":"true"}}'`,
+    params: IdParams,
+    body: BulkBody,
+    status: 202,
+    response: { 202: Type.Object({ jobId: Type.String(), total: Type.Integer() }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+    async handler({ services, caller, params, body, person }) {
+      const proc = await processFor(services, caller, params.id);
+      const req = readBulkRequest(body, proc, caller.timeZone);
+      checkDelete(req.action, person.user.role);
+      return answer(202, await services.bulkJobs.start(caller, proc, req));
+    },
+  },
+  {
+    method: 'GET',
+    url: '/jobs/:id',
+    permission: 'tasks.read',
+    tag: 'Tasks',
+    summary:
+      "A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept 24 h by the server process that runs it)",
+    curl: `curl -s $QM/v1/jobs/5c1f0e6a-3d1b-4bb9-9d43-2f7f3c3f2a10 -H "Authorization: Bearer $TOKEN"`,
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
+    response: {
+      200: Type.Object({
+        id: Type.String(),
+        status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+        action: Type.String(),
+        processId: Type.Integer(),
+        total: Type.Integer(),
+        done: Type.Integer(),
+        failed: Type.Integer(),
+        skipped: Type.Integer(),
+        errors: Type.Array(Type.Object({ taskId: Type.Integer(), code: Type.String(), message: Type.String() })),
+        createdBy: Type.Object({ type: Type.String(), id: Nullable(Type.Integer()), name: Type.String() }),
+        createdAt: IsoDate,
+        finishedAt: Nullable(IsoDate),
+        message: Nullable(Type.String()),
+      }),
+      404: ErrorBody,
+    },
+    async handler({ services, caller, params }) {
+      const job = services.bulkJobs.get(caller.tenantId, params.id);
+      if (!job) throw new Refusal('not_found', `No bulk job ${params.id}`);
+      return job;
+    },
+  },
+  {
+    method: 'POST',
+    url: '/processes/:id/tasks/import',
+    permission: 'tasks.work',
+    tag: 'Tasks',
+    summary:
+      'Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; otherwise all rows are created or none',
+    curl: `curl -s -X POST "$QM/v1/processes/1/tasks/import?dryRun=true" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' --data-binary @invoices.csv`,
+    params: IdParams,
+    querystring: Type.Object(
+      {
+        dryRun: Type.Optional(Type.Boolean()),
+        format: Type.Optional(
+          Type.Union([Type.Literal('csv'), Type.Literal('xlsx')], { description: 'when the Content-Type does not say' }),
+        ),
+        mapping: Type.Optional(Type.String({ description: 'JSON object: column header → field name, reserved key or null (ignored)' })),
+      },
+      { additionalProperties: false },
+    ),
+    raw: { bodyLimit: IMPORT_BODY_LIMIT },
+    response: {
+      200: Type.Object({}, { additionalProperties: true, description: 'dryRun: the preview; else the created ids and counts' }),
+      400: ErrorBody,
+      413: ErrorBody,
+    },
+    async handler({ services, caller, params, query, req }) {
+      const proc = await processFor(services, caller, params.id);
+      const format = query.format ?? importFormat(null, req.headers['content-type'] ?? null);
+      if (!format)
+        throw new Refusal('unsupported_media_type', 'Send the file as text/csv or as an XLSX spreadsheet (or say ?format=csv|xlsx)');
+      let mapping: ColumnMapping | null = null;
+      if (query.mapping !== undefined) {
+        const parsed = (() => {
+          try {
+            return parseJsonStrict(query.mapping);
+          } catch {
+            return undefined;
+          }
+        })();
+        if (
+          typeof parsed !== 'object' ||
+          parsed === null ||
+          Array.isArray(parsed) ||
+          Object.values(parsed).some((v) => v !== null && typeof v !== 'string')
+        ) {
+          throw new Refusal('invalid_field', 'mapping must be a JSON object of column header → field name (or null)', [
+            { field: 'mapping', code: 'invalid_field', message: 'mapping must be a JSON object of column header → field name (or null)' },
+          ]);
+        }
+        mapping = parsed as ColumnMapping;
+      }
+      if (!req.body) throw new Refusal('invalid_body', 'The body must be the CSV or XLSX file');
+      const table = await parseImportFile(limited(req.body as Readable, IMPORT_BODY_LIMIT), format);
+      if (query.dryRun) return { dryRun: true, ...(await previewImport(services.db, caller, proc, table, mapping)) };
+      const result = await services.units.transaction((tx) => commitImport(tx, caller, proc, table, mapping));
+      return { dryRun: false, ...result };
+    },
+  },
+];
