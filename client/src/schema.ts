@@ -2435,6 +2435,3311 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/processes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The overview: every process with its state, queue counts, open run and last Mate contact (archived ones with ?archived=true)
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description include archived processes */
+                    archived?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                key: string;
+                                name: string;
+                                archived: boolean;
+                                description: string;
+                                tasksEnabled: boolean;
+                                state: {
+                                    gateOpen: boolean;
+                                    blockedToday: boolean;
+                                    stoppedByErrors: boolean;
+                                    okToRun: boolean;
+                                    failure: {
+                                        message: string;
+                                        /** Format: date-time */
+                                        at: string;
+                                    } | null;
+                                };
+                                /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                                counts: {
+                                    ready: number;
+                                    needsData: number;
+                                    needsApproval: number;
+                                    manual: number;
+                                    error: number;
+                                    /** @description solved since midnight in the tenant time zone */
+                                    solved: number;
+                                    locked: number;
+                                    urgent: number;
+                                    overdue: number;
+                                    notActiveYet: number;
+                                };
+                                openRun: {
+                                    id: number;
+                                    /** Format: date-time */
+                                    startedAt: string;
+                                    /** Format: date-time */
+                                    lastActivityAt: string;
+                                } | null;
+                                /** Format: date-time */
+                                lastMateContactAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a process with its ProcessKey, name, description and fields
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        processKey: string;
+                        name?: string;
+                        description?: string;
+                        tasksEnabled?: boolean;
+                        fields?: {
+                            name: string;
+                            label?: string;
+                            type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                            required?: boolean;
+                            isKey?: boolean;
+                            unique?: boolean;
+                            options?: string[];
+                            default?: unknown;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            key: string;
+                            name: string;
+                            archived: boolean;
+                            description: string;
+                            tasksEnabled: boolean;
+                            state: {
+                                gateOpen: boolean;
+                                blockedToday: boolean;
+                                stoppedByErrors: boolean;
+                                okToRun: boolean;
+                                failure: {
+                                    message: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                            counts: {
+                                ready: number;
+                                needsData: number;
+                                needsApproval: number;
+                                manual: number;
+                                error: number;
+                                /** @description solved since midnight in the tenant time zone */
+                                solved: number;
+                                locked: number;
+                                urgent: number;
+                                overdue: number;
+                                notActiveYet: number;
+                            };
+                            openRun: {
+                                id: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                lastActivityAt: string;
+                            } | null;
+                            /** Format: date-time */
+                            lastMateContactAt: string | null;
+                        } & {
+                            fields: {
+                                name: string;
+                                label: string;
+                                type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                                required: boolean;
+                                isKey: boolean;
+                                unique: boolean;
+                                options: string[];
+                                default: unknown;
+                            }[];
+                            settings: {
+                                description: string;
+                                tasksEnabled: boolean;
+                                gateOpen: boolean;
+                                calendar: {
+                                    blockedDates: string[];
+                                    blockedWeekdays: number[];
+                                };
+                                deadlinesEnabled: boolean;
+                                defaultDeadlineSeconds: number | null;
+                                defaultActivationOffsetSeconds: number;
+                                retryAllowed: boolean;
+                                maxRetries: number;
+                                stopOnErrors: boolean;
+                                errorLimit: number;
+                                lockTimeoutSeconds: number;
+                                requireApproval: "none" | "mateCreated" | "all";
+                                kpi: {
+                                    [key: string]: unknown;
+                                };
+                                runTimeoutSeconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One process: its summary, fields and every setting
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            key: string;
+                            name: string;
+                            archived: boolean;
+                            description: string;
+                            tasksEnabled: boolean;
+                            state: {
+                                gateOpen: boolean;
+                                blockedToday: boolean;
+                                stoppedByErrors: boolean;
+                                okToRun: boolean;
+                                failure: {
+                                    message: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                            counts: {
+                                ready: number;
+                                needsData: number;
+                                needsApproval: number;
+                                manual: number;
+                                error: number;
+                                /** @description solved since midnight in the tenant time zone */
+                                solved: number;
+                                locked: number;
+                                urgent: number;
+                                overdue: number;
+                                notActiveYet: number;
+                            };
+                            openRun: {
+                                id: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                lastActivityAt: string;
+                            } | null;
+                            /** Format: date-time */
+                            lastMateContactAt: string | null;
+                        } & {
+                            fields: {
+                                name: string;
+                                label: string;
+                                type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                                required: boolean;
+                                isKey: boolean;
+                                unique: boolean;
+                                options: string[];
+                                default: unknown;
+                            }[];
+                            settings: {
+                                description: string;
+                                tasksEnabled: boolean;
+                                gateOpen: boolean;
+                                calendar: {
+                                    blockedDates: string[];
+                                    blockedWeekdays: number[];
+                                };
+                                deadlinesEnabled: boolean;
+                                defaultDeadlineSeconds: number | null;
+                                defaultActivationOffsetSeconds: number;
+                                retryAllowed: boolean;
+                                maxRetries: number;
+                                stopOnErrors: boolean;
+                                errorLimit: number;
+                                lockTimeoutSeconds: number;
+                                requireApproval: "none" | "mateCreated" | "all";
+                                kpi: {
+                                    [key: string]: unknown;
+                                };
+                                runTimeoutSeconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename, archive (Mates then get process_not_found) or unarchive a process
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        archived?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            key: string;
+                            name: string;
+                            archived: boolean;
+                            description: string;
+                            tasksEnabled: boolean;
+                            state: {
+                                gateOpen: boolean;
+                                blockedToday: boolean;
+                                stoppedByErrors: boolean;
+                                okToRun: boolean;
+                                failure: {
+                                    message: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                            counts: {
+                                ready: number;
+                                needsData: number;
+                                needsApproval: number;
+                                manual: number;
+                                error: number;
+                                /** @description solved since midnight in the tenant time zone */
+                                solved: number;
+                                locked: number;
+                                urgent: number;
+                                overdue: number;
+                                notActiveYet: number;
+                            };
+                            openRun: {
+                                id: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                lastActivityAt: string;
+                            } | null;
+                            /** Format: date-time */
+                            lastMateContactAt: string | null;
+                        } & {
+                            fields: {
+                                name: string;
+                                label: string;
+                                type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                                required: boolean;
+                                isKey: boolean;
+                                unique: boolean;
+                                options: string[];
+                                default: unknown;
+                            }[];
+                            settings: {
+                                description: string;
+                                tasksEnabled: boolean;
+                                gateOpen: boolean;
+                                calendar: {
+                                    blockedDates: string[];
+                                    blockedWeekdays: number[];
+                                };
+                                deadlinesEnabled: boolean;
+                                defaultDeadlineSeconds: number | null;
+                                defaultActivationOffsetSeconds: number;
+                                retryAllowed: boolean;
+                                maxRetries: number;
+                                stopOnErrors: boolean;
+                                errorLimit: number;
+                                lockTimeoutSeconds: number;
+                                requireApproval: "none" | "mateCreated" | "all";
+                                kpi: {
+                                    [key: string]: unknown;
+                                };
+                                runTimeoutSeconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/processes/{id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change settings of docs/product.md §2 (error handling, Stop on Errors, lock timeout, deadlines, activation offset, approval, KPI defaults, calendar, run timeout, description)
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string;
+                        tasksEnabled?: boolean;
+                        calendar?: {
+                            blockedDates: string[];
+                            blockedWeekdays: number[];
+                        };
+                        deadlinesEnabled?: boolean;
+                        defaultDeadlineSeconds?: number | null;
+                        defaultActivationOffsetSeconds?: number;
+                        retryAllowed?: boolean;
+                        maxRetries?: number;
+                        stopOnErrors?: boolean;
+                        errorLimit?: number;
+                        /** @description between 1 second and 7 days */
+                        lockTimeoutSeconds?: number;
+                        requireApproval?: "none" | "mateCreated" | "all";
+                        kpi?: {
+                            secondsSavedPerTask?: number;
+                            entriesPerTask?: number;
+                            secondsSavedPerEntry?: number | null;
+                            secondsSavedManual?: number;
+                            secondsSavedError?: number;
+                            secondsSavedRetry?: number;
+                        };
+                        runTimeoutSeconds?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            key: string;
+                            name: string;
+                            archived: boolean;
+                            description: string;
+                            tasksEnabled: boolean;
+                            state: {
+                                gateOpen: boolean;
+                                blockedToday: boolean;
+                                stoppedByErrors: boolean;
+                                okToRun: boolean;
+                                failure: {
+                                    message: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                            counts: {
+                                ready: number;
+                                needsData: number;
+                                needsApproval: number;
+                                manual: number;
+                                error: number;
+                                /** @description solved since midnight in the tenant time zone */
+                                solved: number;
+                                locked: number;
+                                urgent: number;
+                                overdue: number;
+                                notActiveYet: number;
+                            };
+                            openRun: {
+                                id: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                lastActivityAt: string;
+                            } | null;
+                            /** Format: date-time */
+                            lastMateContactAt: string | null;
+                        } & {
+                            fields: {
+                                name: string;
+                                label: string;
+                                type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                                required: boolean;
+                                isKey: boolean;
+                                unique: boolean;
+                                options: string[];
+                                default: unknown;
+                            }[];
+                            settings: {
+                                description: string;
+                                tasksEnabled: boolean;
+                                gateOpen: boolean;
+                                calendar: {
+                                    blockedDates: string[];
+                                    blockedWeekdays: number[];
+                                };
+                                deadlinesEnabled: boolean;
+                                defaultDeadlineSeconds: number | null;
+                                defaultActivationOffsetSeconds: number;
+                                retryAllowed: boolean;
+                                maxRetries: number;
+                                stopOnErrors: boolean;
+                                errorLimit: number;
+                                lockTimeoutSeconds: number;
+                                requireApproval: "none" | "mateCreated" | "all";
+                                kpi: {
+                                    [key: string]: unknown;
+                                };
+                                runTimeoutSeconds: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/processes/{id}/gate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop (open: false) or Start (open: true) the process for Mates; people are not restricted
+         * @description Permission `processes.gate`: admin, developer, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        open: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            key: string;
+                            name: string;
+                            archived: boolean;
+                            description: string;
+                            tasksEnabled: boolean;
+                            state: {
+                                gateOpen: boolean;
+                                blockedToday: boolean;
+                                stoppedByErrors: boolean;
+                                okToRun: boolean;
+                                failure: {
+                                    message: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** @description ready = Ready and active; notActiveYet = Ready with a future activation date; manual = Manual without Error; error = Manual with Error */
+                            counts: {
+                                ready: number;
+                                needsData: number;
+                                needsApproval: number;
+                                manual: number;
+                                error: number;
+                                /** @description solved since midnight in the tenant time zone */
+                                solved: number;
+                                locked: number;
+                                urgent: number;
+                                overdue: number;
+                                notActiveYet: number;
+                            };
+                            openRun: {
+                                id: number;
+                                /** Format: date-time */
+                                startedAt: string;
+                                /** Format: date-time */
+                                lastActivityAt: string;
+                            } | null;
+                            /** Format: date-time */
+                            lastMateContactAt: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * The fields editor: replace the fields (in order). Refused with 409 conflict, naming each field and the number of tasks not Solved, when existing tasks would violate the change
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        fields: {
+                            name: string;
+                            label?: string;
+                            type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                            required?: boolean;
+                            isKey?: boolean;
+                            unique?: boolean;
+                            options?: string[];
+                            default?: unknown;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            fields: {
+                                name: string;
+                                label: string;
+                                type: "text" | "number" | "integer" | "boolean" | "date" | "datetime" | "dropdown" | "email";
+                                required: boolean;
+                                isKey: boolean;
+                                unique: boolean;
+                                options: string[];
+                                default: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The process's rules with their typed values
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                name: string;
+                                type: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                                value: unknown;
+                                description: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a rule: name, type (text, number, boolean, list, table, richText), value of that type, description
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        type: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                        value?: unknown;
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            name: string;
+                            type: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                            value: unknown;
+                            description: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/rules/{ruleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a rule
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                    ruleId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a rule's name, type or description (and value); a type change needs a value of the new type unless the current one fits
+         * @description Permission `processes.manage`: admin, developer.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                    ruleId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        type?: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                        value?: unknown;
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            name: string;
+                            type: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                            value: unknown;
+                            description: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/processes/{id}/rules/{ruleId}/value": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a rule's value (of its type; null = unset): what agents may change
+         * @description Permission `rules.values`: admin, developer, agent.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                    ruleId: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        value: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            name: string;
+                            type: "text" | "number" | "boolean" | "list" | "table" | "richText";
+                            value: unknown;
+                            description: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/developer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The developer view: the ProcessKey and ready-to-paste requests for this process's fields (curl, the Python client, the .NET client)
+         * @description Permission `processes.develop`: admin, developer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            processKey: string;
+                            baseUrl: string;
+                            clientId: string;
+                            sampleTask: {
+                                [key: string]: unknown;
+                            };
+                            examples: {
+                                curl: string;
+                                python: string;
+                                dotnet: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One process's tasks: filters, sort on any system attribute or field, keyset cursor pagination and the total
+         * @description Permission `tasks.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Ready, NeedsData, NeedsApproval, Manual or Solved */
+                    queue?: string;
+                    /** @description true/false: the Error flag */
+                    error?: string;
+                    /** @description true/false */
+                    urgent?: string;
+                    /** @description true/false */
+                    locked?: string;
+                    /** @description true/false: deadline passed and not Solved */
+                    overdue?: string;
+                    /** @description true/false: Ready with a future activation date */
+                    notActiveYet?: string;
+                    /** @description free text over field values, reason and comments */
+                    q?: string;
+                    /** @description date-time, inclusive */
+                    createdFrom?: string;
+                    /** @description date-time, exclusive */
+                    createdTo?: string;
+                    /** @description date-time, inclusive */
+                    updatedFrom?: string;
+                    /** @description date-time, exclusive */
+                    updatedTo?: string;
+                    /** @description a system attribute or f.<field>, - for descending (default -createdAt) */
+                    sort?: string;
+                    /** @description 1-500, default 50 */
+                    limit?: string;
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                processId: number;
+                                queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                                error: boolean;
+                                reason: string | null;
+                                urgent: boolean;
+                                retryCount: number;
+                                /** Format: date-time */
+                                activationDate: string;
+                                /** Format: date-time */
+                                deadline: string | null;
+                                lockedBy: {
+                                    type: "mate" | "user";
+                                    id: number;
+                                    name: string;
+                                } | null;
+                                /** Format: date-time */
+                                lockedUntil: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description field values by field name */
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            total: number;
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create one task: field values plus optional activationDate, deadline, urgent, comment (product §5.1)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            /** @description field values by field name, and the reserved keys activationDate, deadline, urgent, comment */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A task with its full history, comments, lock holder and lease, and KPI events
+         * @description Permission `tasks.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            history: {
+                                id: number;
+                                /** Format: date-time */
+                                at: string;
+                                actor: {
+                                    type: string;
+                                    id: number | null;
+                                    name: string;
+                                };
+                                action: string;
+                                fromQueue: string | null;
+                                toQueue: string | null;
+                                error: boolean;
+                                reason: string | null;
+                                comment: string | null;
+                                retryCount: number;
+                                requestId: string | null;
+                                details: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            comments: {
+                                id: number;
+                                /** Format: date-time */
+                                at: string;
+                                author: {
+                                    type: string;
+                                    id: number | null;
+                                    name: string;
+                                };
+                                text: string;
+                            }[];
+                            kpiEvents: {
+                                id: number;
+                                /** Format: date-time */
+                                at: string;
+                                outcome: string;
+                                entries: number;
+                                secondsSaved: number;
+                                runId: number | null;
+                                mateId: number | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Soft-delete a task (logged); answers its last state
+         * @description Permission `tasks.delete`: admin.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Edit field values and urgent (a NeedsData task that becomes complete moves to Ready), with an optional comment
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data?: {
+                            [key: string]: unknown;
+                        };
+                        urgent?: boolean;
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/tasks/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the task to any queue (error: true sets the Error flag in Manual); moving an Error resolves it
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                        error?: boolean;
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a comment
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        text: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a task in NeedsApproval (→ Ready, or NeedsData when required fields are missing)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a task in NeedsApproval (→ Manual)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/clear-error": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear the Error flag (the task stays in Manual); resolves the Error
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a lock; the former holder's late hand-back is refused (lock_expired)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a Solved task into Ready or Manual (logged)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        queue: "Ready" | "Manual";
+                        /** @description appended as a comment and kept in the history row */
+                        comment?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            processId: number;
+                            queue: "Ready" | "NeedsData" | "NeedsApproval" | "Manual" | "Solved";
+                            error: boolean;
+                            reason: string | null;
+                            urgent: boolean;
+                            retryCount: number;
+                            /** Format: date-time */
+                            activationDate: string;
+                            /** Format: date-time */
+                            deadline: string | null;
+                            lockedBy: {
+                                type: "mate" | "user";
+                                id: number;
+                                name: string;
+                            } | null;
+                            /** Format: date-time */
+                            lockedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description field values by field name */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/tasks/bulk/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many tasks a bulk action would touch now (same body as the bulk action)
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        action: "move" | "clearError" | "urgent" | "approve" | "reject" | "delete";
+                        /** @description move: the target queue */
+                        queue?: string;
+                        /** @description move to Manual: set the Error flag */
+                        error?: boolean;
+                        /** @description urgent: the value to set */
+                        urgent?: boolean;
+                        comment?: string;
+                        ids?: number[];
+                        /** @description the keys of the task list query, f.<field> included */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/tasks/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a bulk action (move, clearError, urgent, approve, reject, delete) on a list of ids or on every task matching a filter: 202 with the job id and total; the job runs in chunks, skipping tasks a Mate holds
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        action: "move" | "clearError" | "urgent" | "approve" | "reject" | "delete";
+                        /** @description move: the target queue */
+                        queue?: string;
+                        /** @description move to Manual: set the Error flag */
+                        error?: boolean;
+                        /** @description urgent: the value to set */
+                        urgent?: boolean;
+                        comment?: string;
+                        ids?: number[];
+                        /** @description the keys of the task list query, f.<field> included */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobId: string;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept 24 h by the server process that runs it)
+         * @description Permission `tasks.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            status: "running" | "done" | "failed";
+                            action: string;
+                            processId: number;
+                            total: number;
+                            done: number;
+                            failed: number;
+                            skipped: number;
+                            errors: {
+                                taskId: number;
+                                code: string;
+                                message: string;
+                            }[];
+                            createdBy: {
+                                type: string;
+                                id: number | null;
+                                name: string;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            message: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/tasks/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; otherwise all rows are created or none
+         * @description Permission `tasks.work`: admin, agent.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                    /** @description when the Content-Type does not say */
+                    format?: "csv" | "xlsx";
+                    /** @description JSON object: column header → field name, reserved key or null (ignored) */
+                    mapping?: string;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description dryRun: the preview; else the created ids and counts */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;

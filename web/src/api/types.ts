@@ -1,8 +1,6 @@
 /**
- * The people's API shapes the app uses. They come from the server's OpenAPI, generated into
- * client/src/schema.ts by `npm run client`. Shapes of routes not yet on this branch (processes,
- * tasks, bulk jobs) follow the binding contract below, the only place in the app that names them,
- * until their generated types replace them.
+ * The people's API shapes the app uses, all taken from the server's OpenAPI as generated into
+ * client/src/schema.ts by `npm run client` (never written by hand).
  */
 import type { paths } from '../../../client/src/schema';
 
@@ -10,125 +8,26 @@ type Json<T> = T extends { content: { 'application/json': infer B } } ? B : neve
 
 export type Session = Json<paths['/v1/session']['get']['responses'][200]>;
 export type Role = Session['user']['role'];
-export type QueueName = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
+export type QueueName = Ok<'/v1/tasks/{id}', 'get'>['queue'];
 export const QUEUES: QueueName[] = ['Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'Solved'];
 
-export interface ProcessCounts {
-  ready: number;
-  needsData: number;
-  needsApproval: number;
-  manual: number;
-  error: number;
-  solved: number;
-  locked: number;
-  urgent: number;
-  overdue: number;
-  notActiveYet: number;
-}
+type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: { 200: infer R } } ? Json<R> : never;
 
-export interface ProcessState {
-  gateOpen: boolean;
-  blockedToday: boolean;
-  stoppedByErrors: boolean;
-  okToRun: boolean;
-  failure: null | { message: string; at: string };
-}
-
-export interface ProcessSummary {
-  id: number;
-  key: string;
-  name: string;
-  archived: boolean;
-  description: string;
-  tasksEnabled: boolean;
-  state: ProcessState;
-  counts: ProcessCounts;
-  openRun: null | { id: number; startedAt: string; lastActivityAt: string };
-  lastMateContactAt: null | string;
-}
-
-export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'date' | 'datetime' | 'dropdown' | 'email';
-
-export interface Field {
-  name: string;
-  label?: string | null;
-  type: FieldType;
-  required?: boolean;
-  isKey?: boolean;
-  unique?: boolean;
-  options?: string[] | null;
-  default?: unknown;
-}
-
-export interface ProcessDetail extends ProcessSummary {
-  fields: Field[];
-  settings: Record<string, unknown>;
-}
-
+export type ProcessSummary = Ok<'/v1/processes', 'get'>['items'][number];
+export type ProcessCounts = ProcessSummary['counts'];
+export type ProcessDetail = Ok<'/v1/processes/{id}', 'get'>;
+export type Field = ProcessDetail['fields'][number];
+export type FieldType = Field['type'];
+export type TaskPage = Ok<'/v1/processes/{id}/tasks', 'get'>;
+export type Task = TaskPage['items'][number];
+export type TaskDetail = Ok<'/v1/tasks/{id}', 'get'>;
+export type HistoryRow = TaskDetail['history'][number];
+export type Comment = TaskDetail['comments'][number];
+export type BulkRequestBody = Json<NonNullable<paths['/v1/processes/{id}/tasks/bulk']['post']['requestBody']>>;
+export type BulkAction = BulkRequestBody['action'];
+export type Job = Ok<'/v1/jobs/{id}', 'get'>;
+/** a field's value as the app handles it (the API types values as unknown JSON) */
 export type FieldValue = string | number | boolean | null;
-
-export interface Task {
-  id: number;
-  processId: number;
-  queue: QueueName;
-  error: boolean;
-  reason: string | null;
-  urgent: boolean;
-  retryCount: number;
-  activationDate: string;
-  deadline: string | null;
-  lockedBy: null | { type: 'mate' | 'user'; id: number; name: string };
-  lockedUntil: string | null;
-  createdAt: string;
-  updatedAt: string;
-  data: Record<string, FieldValue>;
-}
-
-export interface HistoryRow {
-  id?: number;
-  at: string;
-  action: string;
-  actor?: { type: string; id?: number | null; name: string } | null;
-  actorName?: string | null;
-  fromQueue?: string | null;
-  toQueue?: string | null;
-  error?: boolean | null;
-  reason?: string | null;
-  comment?: string | null;
-  retryCount?: number | null;
-  requestId?: string | null;
-}
-
-export interface Comment {
-  id: number;
-  at: string;
-  text: string;
-  author?: { type: string; id?: number | null; name: string } | null;
-  authorName?: string | null;
-}
-
-export interface TaskDetail extends Task {
-  history: HistoryRow[];
-  comments: Comment[];
-  kpiEvents: { at: string; outcome?: string; entries: number; secondsSaved: number }[];
-}
-
-export interface TaskPage {
-  items: Task[];
-  total: number;
-  nextCursor: string | null;
-}
-
-export type BulkAction = 'move' | 'clearError' | 'urgent' | 'approve' | 'reject' | 'delete';
-
-export interface Job {
-  id: string;
-  status: 'running' | 'done' | 'failed';
-  total: number;
-  done: number;
-  failed: number;
-  errors: { id?: number; code?: string; message: string }[];
-}
 
 export interface ApiErrorBody {
   code: string;

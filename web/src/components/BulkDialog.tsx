@@ -137,7 +137,7 @@ export function BulkDialog({
               <Alert color="orange" title="Some tasks were not changed">
                 <List size="sm">
                   {j.errors.slice(0, 10).map((e, i) => (
-                    <List.Item key={i}>{e.id ? `Task ${e.id}: ${e.message}` : e.message}</List.Item>
+                    <List.Item key={i}>{e.taskId ? `Task ${e.taskId}: ${e.message}` : e.message}</List.Item>
                   ))}
                 </List>
               </Alert>

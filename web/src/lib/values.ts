@@ -1,9 +1,18 @@
 /** Field values shown as text in the tenant's time zone, and read back from inputs by field type. */
 import dayjs from 'dayjs';
-import type { Field, FieldValue } from '../api/types';
+import type { FieldType, FieldValue } from '../api/types';
+
+/** what these helpers need of a field (the API's Field, or a partial one in tests) */
+export interface FieldLike {
+  name: string;
+  label?: string | null;
+  type: FieldType;
+  required?: boolean;
+  options?: string[] | null;
+}
 import { formatDate, formatDateTime } from './time'; // also extends dayjs with utc/timezone
 
-export function formatValue(value: FieldValue | undefined, field: Pick<Field, 'type'> | undefined, timeZone: string): string {
+export function formatValue(value: unknown, field: Pick<FieldLike, 'type'> | undefined, timeZone: string): string {
   if (value === null || value === undefined || value === '') return '';
   switch (field?.type) {
     case 'boolean':
@@ -20,12 +29,12 @@ export function formatValue(value: FieldValue | undefined, field: Pick<Field, 't
   }
 }
 
-export function fieldLabel(field: Pick<Field, 'name' | 'label'>): string {
+export function fieldLabel(field: Pick<FieldLike, 'name' | 'label'>): string {
   return field.label?.trim() || field.name;
 }
 
 /** The value to send for what an input holds: empty → null; numbers as numbers. */
-export function inputToValue(raw: unknown, field: Pick<Field, 'type'>): FieldValue {
+export function inputToValue(raw: unknown, field: Pick<FieldLike, 'type'>): FieldValue {
   if (raw === undefined || raw === null || raw === '') return null;
   switch (field.type) {
     case 'number':
@@ -41,10 +50,7 @@ export function inputToValue(raw: unknown, field: Pick<Field, 'type'>): FieldVal
 }
 
 /** A message for a value the field will refuse, or null; the server checks again. */
-export function validateValue(
-  raw: unknown,
-  field: Pick<Field, 'type' | 'required' | 'options'> & { label?: string | null; name: string },
-): string | null {
+export function validateValue(raw: unknown, field: FieldLike): string | null {
   const label = fieldLabel(field);
   const empty = raw === undefined || raw === null || raw === '';
   if (empty) return null; // a missing required value sends the task to Needs data, which is allowed
@@ -66,7 +72,7 @@ export function validateValue(
 }
 
 /** What a form input holds for a stored value: datetimes as wall-clock text in the time zone. */
-export function valueToInput(value: FieldValue | undefined, field: Pick<Field, 'type'>, timeZone: string): string | boolean {
+export function valueToInput(value: unknown, field: Pick<FieldLike, 'type'>, timeZone: string): string | boolean {
   if (value === null || value === undefined) return field.type === 'boolean' ? false : '';
   if (field.type === 'boolean') return value === true || value === 'true';
   if (field.type === 'datetime' && typeof value === 'string') {
@@ -82,7 +88,7 @@ export function valueToInput(value: FieldValue | undefined, field: Pick<Field, '
 }
 
 /** The value to send for a form input: datetimes read as wall-clock time in the time zone. */
-export function inputToStored(raw: unknown, field: Pick<Field, 'type'>, timeZone: string): FieldValue {
+export function inputToStored(raw: unknown, field: Pick<FieldLike, 'type'>, timeZone: string): FieldValue {
   if (field.type === 'datetime' && typeof raw === 'string' && raw) {
     try {
       return dayjs.tz(raw, 'YYYY-MM-DD HH:mm:ss', timeZone).toISOString();

@@ -1,4 +1,4 @@
-/** A form generated from the process's fields: creates one task (POST /v1/processes/:id/tasks). */
+/** A form generated from the process's fields: creates one task (POST /v1/processes/:id/tasks: field values plus the reserved urgent and comment). */
 import { useState } from 'react';
 import { Alert, Breadcrumbs, Button, Card, Checkbox, Group, SimpleGrid, Skeleton, Stack, Text, Textarea, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
@@ -44,7 +44,7 @@ export function CreateTaskPage() {
     try {
       const task = await api<Task>(`/v1/processes/${id}/tasks`, {
         method: 'POST',
-        body: { data, urgent, ...(comment.trim() ? { comment: comment.trim() } : {}) },
+        body: { ...data, ...(urgent ? { urgent: true } : {}), ...(comment.trim() ? { comment: comment.trim() } : {}) },
       });
       notifications.show({ message: `Task ${task.id} created in ${task.queue}.` });
       void qc.invalidateQueries({ queryKey: ['processes'] });

@@ -241,7 +241,12 @@ export function QueuePage() {
         h.display({
           id: `f.${f.name}`,
           header: () => (
-            <SortHeader label={fieldLabel(f)} column={f.name} sort={search.sort} onSort={(s) => void setSearch({ ...search, sort: s })} />
+            <SortHeader
+              label={fieldLabel(f)}
+              column={`f.${f.name}`}
+              sort={search.sort}
+              onSort={(s) => void setSearch({ ...search, sort: s })}
+            />
           ),
           cell: ({ row }) => (
             <Text size="sm" lineClamp={1}>

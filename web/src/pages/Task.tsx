@@ -81,7 +81,7 @@ function words(action: string): string {
 }
 
 function who(h: HistoryRow): string {
-  return h.actor?.name ?? h.actorName ?? 'System';
+  return h.actor?.name ?? 'System';
 }
 
 function History({ rows, tz }: { rows: HistoryRow[]; tz: string }) {
@@ -358,7 +358,7 @@ function Comments({ task, canComment }: { task: TaskDetail; canComment: boolean 
       {task.comments.map((c) => (
         <div key={c.id}>
           <Text size="xs" c="dimmed">
-            {c.author?.name ?? c.authorName ?? 'System'} · {formatDateTime(c.at, tz)}
+            {c.author?.name ?? 'System'} · {formatDateTime(c.at, tz)}
           </Text>
           <Text style={{ whiteSpace: 'pre-wrap' }}>{c.text}</Text>
         </div>
