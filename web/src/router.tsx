@@ -1,15 +1,16 @@
 /** The app's routes (typed, code-based); search parameters are flat URL keys (lib/url.ts). */
-import { createRootRouteWithContext, createRoute, createRouter, Outlet } from '@tanstack/react-router';
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
 import type { QueryClient } from '@tanstack/react-query';
 import { parseSearch, stringifySearch, safeRedirect } from './lib/url';
 import { parseQueueSearch } from './lib/queue-search';
 import { AppLayout } from './components/AppLayout';
 import { SignInPage } from './pages/SignIn';
 import { OverviewPage } from './pages/Overview';
-import { QueuePage } from './pages/Queue';
-import { TaskPage } from './pages/Task';
-import { CreateTaskPage } from './pages/CreateTask';
-import { ProcessSettingsPage } from './pages/ProcessSettings';
+// the screens after the overview load on first use (smaller first load)
+const QueuePage = lazyRouteComponent(() => import('./pages/Queue'), 'QueuePage');
+const TaskPage = lazyRouteComponent(() => import('./pages/Task'), 'TaskPage');
+const CreateTaskPage = lazyRouteComponent(() => import('./pages/CreateTask'), 'CreateTaskPage');
+const ProcessSettingsPage = lazyRouteComponent(() => import('./pages/ProcessSettings'), 'ProcessSettingsPage');
 import { NotFoundPage } from './pages/NotFound';
 
 const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({

@@ -41,6 +41,7 @@ import { freezeRows } from '../lib/freeze';
 import { fieldLabel, formatValue } from '../lib/values';
 import { formatDateTime, formatRelative } from '../lib/time';
 import { can } from '../lib/roles';
+import { QUEUE_LABEL } from '../lib/queues';
 import { BulkDialog, type BulkRequest } from '../components/BulkDialog';
 import { Empty } from '../components/Empty';
 import { AnchorLink, ButtonLink } from '../components/links';
@@ -48,14 +49,6 @@ import { ErrorAlert } from '../components/ErrorAlert';
 
 const PAGE = 100;
 const ROW_HEIGHT = 41;
-
-export const QUEUE_LABEL: Record<QueueName, string> = {
-  Ready: 'Ready',
-  NeedsData: 'Needs data',
-  NeedsApproval: 'Needs approval',
-  Manual: 'Manual',
-  Solved: 'Solved',
-};
 
 function queueCount(p: ProcessDetail, q: QueueName): number {
   const c = p.counts;

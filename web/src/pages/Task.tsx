@@ -34,7 +34,7 @@ import { fieldLabel, formatValue, inputToStored, valueToInput } from '../lib/val
 import { FieldInput } from '../components/FieldInput';
 import { AnchorLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { QUEUE_LABEL } from './Queue';
+import { QUEUE_LABEL } from '../lib/queues';
 
 type Action = { path: string; method?: 'POST' | 'PATCH' | 'DELETE'; body?: unknown; done: string };
 
