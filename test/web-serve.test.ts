@@ -97,7 +97,7 @@ test('top-level files are served; a missing file or /index.html itself is not th
 test('API paths keep their own 404 answers, exactly as without the web app', async () => {
   const cases: [string, string][] = [
     ['GET', '/v1/nothing-here'],
-    ['GET', '/V1/processes'],
+    ['GET', '/V1/No-Such-Resource'],
     ['GET', '/connect/nope'],
     ['GET', '/metrics'],
     ['GET', '/healthz/x'],
