@@ -7,6 +7,7 @@
  * 2. test/serial/*.test.ts run one at a time, after the first pass: the files that start real
  *    server processes and kill them, put the machine under load, or bound how long something
  *    takes (see test/serial/README.md). Running them beside others would make them flaky.
+ *    test/browser/*.test.ts (the web app in a real chromium) run in this pass too.
  *
  * Both passes run with TMPDIR set to a directory of their own; whatever the tests leave in it
  * (other than tsx's compile cache) is listed and fails the run. With file arguments
@@ -43,7 +44,7 @@ if (given.length > 0) {
   status = run(given, concurrency, env);
 } else {
   const parallel = run(testFiles('test'), concurrency, env);
-  const serial = run(testFiles('test/serial'), 1, env);
+  const serial = run([...testFiles('test/serial'), ...testFiles('test/browser')], 1, env);
   status = parallel || serial;
 }
 

@@ -22,6 +22,7 @@ import { EmbeddedVacuum } from './maintenance/embedded-vacuum.js';
 import { startEventJobs, type EventJobsState } from './maintenance/webhooks.js';
 import { metricsRoute } from './http/metrics.js';
 import { outboxBacklog } from './metrics/store.js';
+import { serveWebApp } from './web/serve.js';
 
 export interface AppDeps {
   store: Store;
@@ -30,6 +31,8 @@ export interface AppDeps {
   sweeper?: boolean;
   /** where the log lines go (default stdout; tests read them) */
   logStream?: NodeJS.WritableStream;
+  /** serve the built web app from this folder at / (src/web/serve.ts); none when left out */
+  webDist?: string;
 }
 
 declare module 'fastify' {
@@ -148,6 +151,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(metricsRoute, { services });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+
+  if (deps.webDist) await serveWebApp(app, { distDir: deps.webDist, hsts: config.publicUrl.startsWith('https:') });
 
   app.get('/readyz', async (_req, reply) => {
     try {

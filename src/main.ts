@@ -117,6 +117,17 @@ function print(p: Parsed, json: unknown, text: string): void {
   process.stdout.write(p.options.has('--json') ? JSON.stringify(json, null, 2) + '\n' : text + '\n');
 }
 
+/** The web app's build folder, built first when missing or stale (src/web/build.ts); none without a web/ folder. */
+async function buildWebApp(): Promise<string | undefined> {
+  const { findWebDir, ensureWebBuild } = await import('./web/build.js');
+  const webDir = findWebDir();
+  if (!webDir) return undefined;
+  return ensureWebBuild({
+    webDir,
+    log: { info: (m) => process.stdout.write(m + '\n'), warn: (m) => process.stderr.write(`queuemate: ${m}\n`) },
+  });
+}
+
 async function start(config: Config): Promise<void> {
   const { openStore } = await loadStore();
   const [{ createApp }, { ensureDemo, formatDemoCredentials }] = await Promise.all([import('./app.js'), import('./setup/demo.js')]);
@@ -131,7 +142,8 @@ async function start(config: Config): Promise<void> {
   try {
     await migrate(store);
     const demo = await ensureDemo(store);
-    app = await createApp(config, { store });
+    const webDist = await buildWebApp();
+    app = await createApp(config, { store, webDist });
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

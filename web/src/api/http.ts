@@ -1,0 +1,98 @@
+/**
+ * The one way the app talks to the server: JSON in and out, the CSRF header on every write, a
+ * refusal turned into an ApiError whose message is words (never raw JSON), and a 401 on any call
+ * but the session's own telling the app the session has ended.
+ */
+import type { ApiErrorBody } from './types';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fieldErrors: NonNullable<ApiErrorBody['errors']> = [],
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let csrfToken: string | null = null;
+let sessionEnded: (() => void) | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when a request answers 401: the session expired or was signed out elsewhere. */
+export function onSessionEnded(handler: (() => void) | null): void {
+  sessionEnded = handler;
+}
+
+const FALLBACK: Record<number, string> = {
+  400: 'The request was not accepted.',
+  401: 'You are signed out. Sign in again.',
+  403: 'You are not allowed to do that.',
+  404: 'That was not found. It may have been deleted.',
+  409: 'That conflicts with a change someone else made. Reload and try again.',
+  413: 'That is too large to send.',
+  429: 'Too many attempts. Wait a moment and try again.',
+  500: 'The server had a problem. Try again; if it persists, tell your administrator.',
+  503: 'The service is unavailable right now. Try again shortly.',
+};
+
+/** Words for an error, whatever it is. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof Error && err.name === 'AbortError') return 'The request was cancelled.';
+  return 'Something went wrong. Try again.';
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+export async function api<T>(path: string, opts: RequestOptions = {}): Promise<T> {
+  const method = opts.method ?? 'GET';
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      credentials: 'same-origin',
+      signal: opts.signal,
+    });
+  } catch (err) {
+    if (err instanceof Error && err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'network', 'The server cannot be reached. Check your connection and try again.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (res.ok) return body as T;
+  const e = (body && typeof body === 'object' ? body : {}) as Partial<ApiErrorBody>;
+  const retry = Number(res.headers.get('retry-after'));
+  let message = typeof e.message === 'string' && e.message ? e.message : (FALLBACK[res.status] ?? `The server answered ${res.status}.`);
+  if (res.status === 429 && retry > 0) message = `Too many attempts. Try again in ${retry} seconds.`;
+  const err = new ApiError(
+    res.status,
+    typeof e.code === 'string' ? e.code : `http_${res.status}`,
+    message,
+    Array.isArray(e.errors) ? e.errors : [],
+    retry > 0 ? retry : null,
+  );
+  if (res.status === 401 && path !== '/v1/session') sessionEnded?.();
+  throw err;
+}

@@ -1,0 +1,72 @@
+/** The app's routes (typed, code-based); search parameters are flat URL keys (lib/url.ts). */
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet } from '@tanstack/react-router';
+import type { QueryClient } from '@tanstack/react-query';
+import { parseSearch, stringifySearch, safeRedirect } from './lib/url';
+import { parseQueueSearch } from './lib/queue-search';
+import { AppLayout } from './components/AppLayout';
+import { SignInPage } from './pages/SignIn';
+import { OverviewPage } from './pages/Overview';
+// the screens after the overview load on first use (smaller first load)
+const QueuePage = lazyRouteComponent(() => import('./pages/Queue'), 'QueuePage');
+const TaskPage = lazyRouteComponent(() => import('./pages/Task'), 'TaskPage');
+const CreateTaskPage = lazyRouteComponent(() => import('./pages/CreateTask'), 'CreateTaskPage');
+const ProcessSettingsPage = lazyRouteComponent(() => import('./pages/ProcessSettings'), 'ProcessSettingsPage');
+import { NotFoundPage } from './pages/NotFound';
+
+const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
+  component: Outlet,
+  notFoundComponent: NotFoundPage,
+});
+
+export const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: (s: Record<string, unknown>): { redirect?: string } =>
+    typeof s.redirect === 'string' && safeRedirect(s.redirect) !== '/' ? { redirect: safeRedirect(s.redirect) } : {},
+  component: SignInPage,
+});
+
+const appRoute = createRoute({ getParentRoute: () => rootRoute, id: 'app', component: AppLayout });
+
+export const overviewRoute = createRoute({ getParentRoute: () => appRoute, path: '/', component: OverviewPage });
+
+export const queueRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/processes/$processId/queue',
+  validateSearch: parseQueueSearch,
+  component: QueuePage,
+});
+
+export const createTaskRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/processes/$processId/new',
+  component: CreateTaskPage,
+});
+
+export const settingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/processes/$processId/settings',
+  component: ProcessSettingsPage,
+});
+
+export const taskRoute = createRoute({ getParentRoute: () => appRoute, path: '/tasks/$taskId', component: TaskPage });
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  appRoute.addChildren([overviewRoute, queueRoute, createTaskRoute, settingsRoute, taskRoute]),
+]);
+
+export const router = createRouter({
+  routeTree,
+  context: { queryClient: undefined! },
+  parseSearch,
+  stringifySearch,
+  defaultPreload: 'intent',
+  scrollRestoration: true,
+});
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
