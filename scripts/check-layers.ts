@@ -27,9 +27,6 @@ const COMPOSITION = ['app.ts', 'main.ts', 'services.ts'];
  * when its code lands (the check then finds the import), or drop the dependency.
  */
 export const UNUSED_ALLOWED: Record<string, string> = {
-  '@fastify/formbody': "the people's API sign-in form (issue 9); the token endpoint parses its form itself",
-  '@fastify/static': 'serving the web app at / (issue 10)',
-  'playwright-core': "browser tests of the web app, driving the system's chromium (issue 10)",
   'axe-core': 'accessibility checks in the browser tests (issue 10)',
 };
 
