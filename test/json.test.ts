@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JsonBodyError, MAX_JSON_DEPTH, decodeBody, parseJsonStrict } from '../src/lib/json.js';
-import { AppError } from '../src/lib/errors.js';
+import { Refusal } from '../src/lib/errors.js';
 
 function refusal(text: string): JsonBodyError {
   try {
     parseJsonStrict(text);
   } catch (e) {
     assert.ok(e instanceof JsonBodyError, `${text.slice(0, 40)}: ${String(e)}`);
-    assert.ok(e instanceof AppError);
+    assert.ok(e instanceof Refusal);
     assert.equal(e.code, 'invalid_body');
     return e;
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AppError } from '../src/lib/errors.js';
+import { Refusal } from '../src/lib/errors.js';
 import { parseJsonStrict } from '../src/lib/json.js';
 import {
   ID_RANGE,
@@ -21,11 +21,11 @@ import {
 } from '../src/lib/values.js';
 
 /** Asserts an invalid_field refusal naming the key and the value. */
-function refused(fn: () => unknown, key: string, value: unknown): AppError {
+function refused(fn: () => unknown, key: string, value: unknown): Refusal {
   try {
     fn();
   } catch (e) {
-    assert.ok(e instanceof AppError, String(e));
+    assert.ok(e instanceof Refusal, String(e));
     assert.equal(e.code, 'invalid_field');
     assert.equal(e.problems.length, 1);
     const p = e.problems[0];

@@ -85,6 +85,3 @@ export function problemsRefusal(problems: FieldProblem[]): Refusal {
 export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
 export const refused = (refusal: Refusal): { ok: false; refusal: Refusal } => ({ ok: false, refusal });
-
-/** Former name of Refusal, kept while the input readers move over. */
-export { Refusal as AppError };

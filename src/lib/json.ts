@@ -8,13 +8,13 @@
  * it is several times faster at building values than any parser written in JavaScript.
  */
 import { isUtf8 } from 'node:buffer';
-import { AppError } from './errors.js';
+import { Refusal } from './errors.js';
 
 /** Deeper nesting is refused: no robot sends it, and recursive consumers would overflow the stack. */
 export const MAX_JSON_DEPTH = 1000;
 
 /** A body that is not acceptable JSON: the code is `invalid_body` (docs/mate-api.md §5). */
-export class JsonBodyError extends AppError {
+export class JsonBodyError extends Refusal {
   constructor(
     message: string,
     /** Offset in the text (UTF-16 code units) where the problem was found. */

@@ -3,10 +3,10 @@
  * strings, booleans as .NET's "True", decimals as strings, and every property with null.
  *
  * Each kind has a converter (`toX`: the value, or undefined when it cannot be read) for callers that
- * collect problems, and a reader (`readX`) that throws AppError `invalid_field` with one problem
+ * collect problems, and a reader (`readX`) that throws Refusal `invalid_field` with one problem
  * naming the key and the value as sent.
  */
-import { AppError, type FieldProblem } from './errors.js';
+import { Refusal, type FieldProblem } from './errors.js';
 
 /** Ids are below 2^53 (docs/product.md §4); the largest integer a JSON number carries exactly. */
 export const ID_RANGE = { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER } as const;
@@ -43,7 +43,7 @@ export function invalidField(key: string, value: unknown, expected: string): Fie
 
 function refuse(key: string, value: unknown, expected: string): never {
   const p = invalidField(key, value, expected);
-  throw new AppError('invalid_field', p.message, [p]);
+  throw new Refusal('invalid_field', p.message, [p]);
 }
 
 /** `5`, `5.0` (the same JSON number) or `"5"`, within the range (default: the safe integers). */
