@@ -99,7 +99,7 @@ test('API paths keep their own 404 answers, exactly as without the web app', asy
     ['GET', '/v1/nothing-here'],
     ['GET', '/V1/No-Such-Resource'],
     ['GET', '/connect/nope'],
-    ['GET', '/metrics'],
+    ['GET', '/metrics/x'],
     ['GET', '/healthz/x'],
     ['POST', '/somewhere'],
     ['GET', '/api/NoSuchEndpoint'],
