@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { openStore, type Store } from '../src/db/store.js';
 import { migrate } from '../src/db/migrator.js';
@@ -93,16 +93,41 @@ interface Fixture {
   apiSecret: string;
 }
 
+/** The set-up functions of the checkout at `root`: another checkout's schema is set up by its own code. */
+async function setUpModules(root: string) {
+  if (root === path.resolve(HERE, '..')) return { openStore, migrate, createTenant, createMate, createProcess };
+  const from = (rel: string) => import(pathToFileURL(path.join(root, rel)).href);
+  return {
+    openStore: (await from('src/db/store.ts')).openStore as typeof openStore,
+    migrate: (await from('src/db/migrator.ts')).migrate as typeof migrate,
+    createTenant: (await from('src/tenants/service.ts')).createTenant as typeof createTenant,
+    createMate: (await from('src/accounts/service.ts')).createMate as typeof createMate,
+    createProcess: (await from('src/processes/service.ts')).createProcess as typeof createProcess,
+  };
+}
+
 /** A tenant, a Mate and the processes `bench`, `bulk`, `deep` in a migrated store. */
-async function setUpQueuemate(store: Store): Promise<Fixture> {
-  await migrate(store);
-  const { tenant, apiSecret } = await createTenant(store.db, { clientId: 'bench' });
-  await createMate(store.db, tenant.id, { username: 'bench-mate', password: 'bench-password-1' });
+async function setUpQueuemate(store: Store, m: Awaited<ReturnType<typeof setUpModules>> | null = null): Promise<Fixture> {
+  m ??= { openStore, migrate, createTenant, createMate, createProcess };
+  await m.migrate(store);
+  const { tenant, apiSecret } = await m.createTenant(store.db, { clientId: 'bench' });
+  await m.createMate(store.db, tenant.id, { username: 'bench-mate', password: 'bench-password-1' });
   const processIds: Record<string, number> = {};
   for (const key of ['bench', 'bulk', 'deep']) {
-    processIds[key] = (await createProcess(store.db, tenant.id, { processKey: key, fields: [{ name: 'n', type: 'integer' }] })).id;
+    processIds[key] = (await m.createProcess(store.db, tenant.id, { processKey: key, fields: [{ name: 'n', type: 'integer' }] })).id;
   }
   return { tenantId: tenant.id, processIds, apiSecret };
+}
+
+/** The same in a store opened and migrated by the checkout at `root` (a before/after run). */
+async function setUpQueuemateAt(options: Parameters<typeof openStore>[0], root: string): Promise<Fixture> {
+  const m = await setUpModules(root);
+  const store = await m.openStore(options);
+  try {
+    return await setUpQueuemate(store, m);
+  } finally {
+    await store.close();
+  }
 }
 
 async function seedSql(pool: pg.Pool | pg.Client, f: Fixture, processKey: string, n: number) {
@@ -398,18 +423,15 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
   let setUpDone: Promise<void> | null = null;
   const setUp = () =>
     (setUpDone ??= (async () => {
-      let store: Store;
       let dataDir: string | undefined;
       if (storeKind === 'pg') {
         url = await freshDatabase();
-        store = await openStore({ databaseUrl: url, dataDir: '', poolSize: 2 });
+        fixture = await setUpQueuemateAt({ databaseUrl: url, dataDir: '', poolSize: 2 }, root);
       } else {
         dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qm-bench-lite-'));
         tmpDirs.push(dataDir);
-        store = await openStore({ databaseUrl: null, dataDir });
+        fixture = await setUpQueuemateAt({ databaseUrl: null, dataDir }, root);
       }
-      fixture = await setUpQueuemate(store);
-      await store.close();
       const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir }, root);
       child = s.child;
       client = new Client(s.base);
