@@ -4,6 +4,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { PREPARED } from './store.js';
+import type { Database } from './types.js';
 
 export type Column = readonly [name: string, pgType: string];
 
@@ -20,7 +21,7 @@ export function insertRowsWrite(table: string, columns: readonly Column[], rows:
  * parse, however many tables a change touches. The writes see the same snapshot, so none may
  * depend on another's effect.
  */
-export async function executeWrites(db: Kysely<any>, writes: readonly (Write | null)[]): Promise<void> {
+export async function executeWrites(db: Kysely<Database>, writes: readonly (Write | null)[]): Promise<void> {
   const w = writes.filter((x): x is Write => x !== null);
   if (w.length === 0) return;
   // prepared: the texts vary only with which writes are present

@@ -57,7 +57,7 @@ const STORED = new Set([200, 400]);
 export async function withIdempotency(
   db: Kysely<Database>,
   scope: { tenantId: number; mateId: number; key: string; hash: string; now: Date },
-  run: (trx: Kysely<any>) => Promise<StoredAnswer>,
+  run: (trx: Kysely<Database>) => Promise<StoredAnswer>,
 ): Promise<IdempotentOutcome> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const outcome = await db.transaction().execute(async (trx): Promise<IdempotentOutcome | null> => {
