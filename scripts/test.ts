@@ -12,11 +12,17 @@
  * Both passes run with TMPDIR set to a directory of their own; whatever the tests leave in it
  * (other than tsx's compile cache) is listed and fails the run. With file arguments
  * (`npm test -- test/kpi.test.ts`) only those files run, in one pass.
+ *
+ * The log test (issue 7): the passes run with QUEUEMATE_TEST_LOG_DIR set to a directory inside that
+ * TMPDIR, where every app the tests build writes its log lines and the helpers record each secret
+ * they make or receive (test/helpers/log-sink.ts). Afterwards scripts/log-scan.ts searches every
+ * log line for every secret and for token-looking strings; any hit fails the run.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { describeScan, scanLogs } from './log-scan.js';
 
 function testFiles(dir: string): string[] {
   return fs
@@ -35,7 +41,9 @@ function run(files: string[], concurrency: number, env: NodeJS.ProcessEnv): numb
 
 const concurrency = Number(process.env.QUEUEMATE_TEST_CONCURRENCY) || Math.max(2, os.availableParallelism());
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'queuemate-test-run-'));
-const env = { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp };
+const logDir = path.join(tmp, 'logs');
+fs.mkdirSync(logDir);
+const env = { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp, QUEUEMATE_TEST_LOG_DIR: logDir };
 
 let status: number;
 const started = Date.now();
@@ -47,6 +55,14 @@ if (given.length > 0) {
   const serial = run([...testFiles('test/serial'), ...testFiles('test/browser')], 1, env);
   status = parallel || serial;
 }
+
+const scan = scanLogs(logDir);
+console.error(`\n${describeScan(scan).join('\n')}`);
+if (scan.hits.length > 0) {
+  console.error('A secret reached the log (see above): the file is the test file and its process id.');
+  status ||= 1;
+}
+fs.rmSync(logDir, { recursive: true, force: true });
 
 const left = fs.readdirSync(tmp).filter((name) => !name.startsWith('tsx-'));
 fs.rmSync(tmp, { recursive: true, force: true });

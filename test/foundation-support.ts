@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeLogLines } from './helpers/log-sink.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -52,6 +53,13 @@ export function spawnCli(args: string[], opts: { env?: Record<string, string>; t
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       live.delete(child);
+      // the server's log lines (pino JSON on stdout) go to the suite's log sink (test/helpers/log-sink.ts)
+      writeLogLines(
+        out
+          .split('\n')
+          .filter((l) => l.startsWith('{"level":'))
+          .join('\n'),
+      );
       resolve({ code, signal });
     });
   });

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
+import { recordSecret } from './helpers/log-sink.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -33,6 +34,7 @@ const SECRETS = {
 };
 
 before(async () => {
+  recordSecret(...Object.values(SECRETS));
   t = await testApp({ config: { logLevel: 'info' }, logStream: sink });
   tenant = await seedTenant(t.store, 'logs', {
     processes: [{ processKey: 'UK', fields: [{ name: 'ref', type: 'text', isKey: true, unique: true }] }, { processKey: 'Free' }],

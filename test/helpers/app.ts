@@ -4,6 +4,7 @@ import { createApp } from '../../src/app.js';
 import { testConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { testStore, type TestStore } from './db.js';
+import { suiteLog } from './log-sink.js';
 import { updateProcessSettings, type ProcessSettingsPatch } from '../../src/processes/store.js';
 
 export interface TestApp {
@@ -16,7 +17,12 @@ export interface TestApp {
 export async function testApp(opts: { clock?: Clock; config?: Partial<Config>; logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
   const store = await testStore();
   const config = testConfig(opts.config);
-  const app = await createApp(config, { store, clock: opts.clock, sweeper: false, logStream: opts.logStream });
+  // the suite's log sink when QUEUEMATE_TEST_LOG_DIR is set (test/helpers/log-sink.ts)
+  const log = suiteLog(opts.logStream, config.logLevel);
+  const app = await createApp(
+    { ...config, logLevel: log.logLevel },
+    { store, clock: opts.clock, sweeper: false, logStream: log.logStream },
+  );
   await app.ready();
   return {
     app,

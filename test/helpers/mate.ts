@@ -1,6 +1,7 @@
 /** A Mate talking to the app through app.inject, with a real token from /connect/token. */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { SeededTenant } from './seed.js';
+import { recordBodySecrets, recordSecret } from './log-sink.js';
 
 export interface MateResponse {
   status: number;
@@ -28,6 +29,7 @@ export async function getToken(
     }).toString(),
   });
   if (res.statusCode !== 200) throw new Error(`token request failed: ${res.statusCode} ${res.body}`);
+  recordSecret(t.apiSecret, password, res.json().access_token);
   return res.json().access_token;
 }
 
@@ -58,6 +60,7 @@ export class Mate {
 
   private async send(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}): Promise<MateResponse> {
     const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    recordBodySecrets(body);
     const raw = await this.app.inject({
       method,
       url,

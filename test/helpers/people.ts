@@ -4,6 +4,7 @@ import type { Store } from '../../src/db/store.js';
 import { createUser } from '../../src/accounts/service.js';
 import { createPersonalToken } from '../../src/accounts/sessions.js';
 import type { Role } from '../../src/accounts/service.js';
+import { recordSecret } from './log-sink.js';
 
 export const USER_PASSWORD = 'a-long-enough-password';
 
@@ -30,6 +31,7 @@ export async function personWithToken(
     { name: 'test', expiresAt: new Date(now.getTime() + 30 * 86_400_000) },
     now,
   );
+  recordSecret(USER_PASSWORD, t.token);
   return { userId: user.id, username, role, token: t.token };
 }
 
@@ -53,6 +55,7 @@ export async function signIn(app: FastifyInstance, clientId: string, username: s
   if (res.statusCode !== 200) throw new Error(`sign-in failed: ${res.statusCode} ${res.body}`);
   const setCookie = String(res.headers['set-cookie']);
   const cookie = setCookie.split(';')[0];
+  recordSecret(password, cookie.slice(cookie.indexOf('=') + 1), res.json().csrfToken);
   return { cookie, csrf: res.json().csrfToken, body: res.json() };
 }
 

@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { createApp } from '../../src/app.js';
+import { withSuiteLog } from '../helpers/log-sink.js';
 import { createMate } from '../../src/accounts/service.js';
 import { userSubject } from '../../src/auth/throttle.js';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -21,7 +22,7 @@ let acme: SeededTenant;
 before(async () => {
   t = await testApp({ config: { signInMaxFailuresPerUser: LIMIT, signInMaxFailuresPerAddress: 100000, signInWindowSeconds: 900 } });
   // a second server process on the same store
-  second = await createApp(t.config, { store: t.store, sweeper: false });
+  second = await createApp(...withSuiteLog(t.config, { store: t.store, sweeper: false }));
   acme = await seedTenant(t.store, 'race');
   for (const name of ['robot-a', 'robot-b', 'robot-c']) await createMate(t.store.db, acme.tenantId, { username: name, password: PASSWORD });
 });

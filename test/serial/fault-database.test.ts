@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApp } from '../../src/app.js';
+import { withSuiteLog } from '../helpers/log-sink.js';
 import { testConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/store.js';
 import { DATABASE_URL, testStore, type TestStore } from '../helpers/db.js';
@@ -33,7 +34,7 @@ test(
     const via = new URL(base.url!);
     via.port = String(proxy.port);
     proxied = await openStore({ databaseUrl: via.toString(), dataDir: '', poolSize: 4 });
-    const app = await createApp(testConfig(), { store: proxied, sweeper: false });
+    const app = await createApp(...withSuiteLog(testConfig(), { store: proxied, sweeper: false }));
     try {
       const mate = await Mate.signIn(app, tenant);
       const id = await mate.create('F', { a: 1 });

@@ -12,6 +12,7 @@ import { seedTenant, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
 import { STORE_KIND } from '../helpers/db.js';
 import { createApp } from '../../src/app.js';
+import { withSuiteLog } from '../helpers/log-sink.js';
 import { openStore, type Store } from '../../src/db/store.js';
 
 const skip = STORE_KIND !== 'postgres' ? 'PostgreSQL only (DATABASE_URL)' : false;
@@ -92,7 +93,7 @@ test(
   async () => {
     // a second server process whose store waits at most 300 ms for a row lock
     const store: Store = await openStore({ databaseUrl: t.store.url!, dataDir: '', poolSize: 4, lockTimeoutMs: 300 });
-    const app: FastifyInstance = await createApp(t.config, { store, sweeper: false });
+    const app: FastifyInstance = await createApp(...withSuiteLog(t.config, { store, sweeper: false }));
     const holder = new pg.Client({ connectionString: t.store.url! });
     await holder.connect();
     try {
