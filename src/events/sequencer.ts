@@ -78,6 +78,12 @@ export interface SequencerOptions {
   notify: boolean;
   /** ms between runs when nothing asked for one (events of other processes, long transactions) */
   pollMs: number;
+  /**
+   * ms a requested run waits so that the events of the units of work committing meanwhile are
+   * numbered by the same run: one sequencer transaction per window instead of one per request
+   * (default 5; 0 runs at once)
+   */
+  coalesceMs?: number;
   onSequenced(batch: SequencedBatch): void;
   onError(err: unknown): void;
 }
@@ -85,6 +91,7 @@ export interface SequencerOptions {
 /** Runs the sequencer for one server process: on demand (coalesced) and on a timer. */
 export class Sequencer {
   private running: Promise<void> | null = null;
+  private pending: NodeJS.Timeout | null = null;
   private again = false;
   private stopped = false;
   private readonly timer: NodeJS.Timeout;
@@ -97,8 +104,21 @@ export class Sequencer {
     this.timer.unref();
   }
 
-  /** Asks for a run soon; a run in flight is followed by one more. */
+  /** Asks for a run soon (after the coalescing window); a run in flight is followed by one more. */
   kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    const wait = this.opts.coalesceMs ?? 5;
+    if (wait <= 0) return this.start();
+    this.pending ??= setTimeout(() => this.start(), wait);
+  }
+
+  private start(): void {
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -109,9 +129,9 @@ export class Sequencer {
     });
   }
 
-  /** Runs until nothing is left to number now; resolves when done (for tests and shutdown). */
+  /** Runs now, until nothing is left to number; resolves when done (for tests and shutdown). */
   async flush(): Promise<void> {
-    this.kick();
+    this.start();
     while (this.running) await this.running;
   }
 
@@ -132,6 +152,8 @@ export class Sequencer {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
     while (this.running) await this.running;
   }
 }
