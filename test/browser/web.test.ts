@@ -297,6 +297,8 @@ test('queue: bulk-move every task matching a filter, with its count first and th
   await w.page.getByRole('menuitem', { name: 'Manual' }).click();
   const dialog = w.page.getByRole('dialog');
   await dialog.getByTestId('bulk-count').filter({ hasText: 'This will change 150 tasks matching the filter.' }).waitFor();
+  // the Move menu closes with a transition: let it leave before axe looks (a closing menu has no items)
+  await w.page.getByRole('menu').waitFor({ state: 'detached' });
   await axe(w.page, 'bulk dialog');
   await dialog.getByRole('button', { name: 'Move to Manual (150)' }).click();
   await dialog.getByTestId('bulk-progress').filter({ hasText: '150 of 150 done. Finished.' }).waitFor();
