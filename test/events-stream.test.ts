@@ -28,10 +28,10 @@ async function listening(t: TestApp): Promise<string> {
   return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 }
 
-async function stream(base: string, person: TestPerson, lastEventId?: number): Promise<SseClient> {
+async function stream(base: string, person: TestPerson, lastEventId?: number, query = ''): Promise<SseClient> {
   const headers: Record<string, string> = { authorization: `Bearer ${person.token}` };
   if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
-  const c = await SseClient.connect(`${base}/v1/events`, headers);
+  const c = await SseClient.connect(`${base}/v1/events${query}`, headers);
   cleanup.push(() => c.close());
   assert.equal(c.status, 200);
   return c;
@@ -81,6 +81,39 @@ test(`${STORE_KIND}: a client sees a Mate's Solved within a second; tenant B see
   assert.ok(!clientA.events.some((e) => e.event === 'webhook.disabled'), 'a viewer does not see webhook events');
   await clientA.until(() => clientA.comments >= 1, 5000, 'a heartbeat');
   console.log(`# Solved seen on the stream after ${latency} ms`);
+});
+
+test(`${STORE_KIND}: ?as=message sends every event as a plain message (no event: line), its type in the data`, async () => {
+  const t = await testApp();
+  cleanup.push(() => t.close());
+  const base = await listening(t);
+  const tenant = await seedTenant(t.store, 'sse-m', { processes: [{ processKey: 'Work' }] });
+  const viewer = await personWithToken(t.store, tenant.tenantId, 'viewer', 'vm');
+  const plain = await stream(base, viewer, undefined, '?as=message');
+  const named = await stream(base, viewer, undefined, '?as=named');
+  const mate = await Mate.signIn(t.app, tenant);
+  const id = await mate.create('Work', {});
+  await mate.takeNext('Work');
+  for (const c of [plain, named]) await c.until(() => c.events.length >= 3);
+  assert.deepEqual(
+    plain.events.map((e) => [e.event, e.data.type]),
+    [
+      ['message', 'task.created'],
+      ['message', 'task.taken'],
+      ['message', 'run.started'],
+    ],
+  );
+  assert.deepEqual(
+    named.events.map((e) => e.event),
+    ['task.created', 'task.taken', 'run.started'],
+  );
+  assert.deepEqual(
+    plain.events.map((e) => e.id),
+    named.events.map((e) => e.id),
+  );
+  assert.equal(plain.events[0]!.data.taskId, id);
+  const bad = await asPerson(t.app, viewer, { method: 'GET', url: '/v1/events?as=json' });
+  assert.equal(bad.statusCode, 400);
 });
 
 test(`${STORE_KIND}: resuming with Last-Event-ID replays exactly what was missed, under concurrent writers`, async () => {

@@ -200,10 +200,18 @@ test('overview: counts, markers and state in words; Stop/Start; a change shows w
   await shot(w.page, 'overview');
 
   // a Mate takes a task (TakeNext) and then solves it (Solved), through the Mate API: the overview follows
+  // through the event stream (the badge says Live: no poll), within a second of the Mate's answer; the
+  // bound is 1.5 s to leave room for a loaded machine (the 2 s poll alone could not meet it reliably)
+  await w.page.getByText('Live', { exact: true }).waitFor();
   const taken = await mate.takeNext('invoices');
-  await card.getByText('1 being worked on').waitFor({ timeout: 5000 });
+  const takeAnswered = Date.now();
+  await card.getByText('1 being worked on').waitFor({ timeout: 1500 }); // fails the test past 1.5 s
+  const takeShown = Date.now() - takeAnswered;
   assert.equal((await mate.post('/api/Solved', { taskId: taken.taskId })).status, 200);
-  await card.getByTestId('count-Solved').locator('p').first().filter({ hasText: /^1$/ }).waitFor({ timeout: 5000 });
+  const solveAnswered = Date.now();
+  await card.getByTestId('count-Solved').locator('p').first().filter({ hasText: /^1$/ }).waitFor({ timeout: 1500 });
+  const solveShown = Date.now() - solveAnswered;
+  console.log(`# overview after the Mate's answer: TakeNext ${takeShown} ms, Solved ${solveShown} ms`);
   assert.equal(await card.getByText('1 being worked on').count(), 0);
   assert.match((await card.getByTestId('open-run').textContent())!, /^Run \d+ open since/);
 
@@ -289,6 +297,8 @@ test('queue: bulk-move every task matching a filter, with its count first and th
   await w.page.getByRole('menuitem', { name: 'Manual' }).click();
   const dialog = w.page.getByRole('dialog');
   await dialog.getByTestId('bulk-count').filter({ hasText: 'This will change 150 tasks matching the filter.' }).waitFor();
+  // the Move menu closes with a transition: let it leave before axe looks (a closing menu has no items)
+  await w.page.getByRole('menu').waitFor({ state: 'detached' });
   await axe(w.page, 'bulk dialog');
   await dialog.getByRole('button', { name: 'Move to Manual (150)' }).click();
   await dialog.getByTestId('bulk-progress').filter({ hasText: '150 of 150 done. Finished.' }).waitFor();
@@ -366,6 +376,10 @@ test('an ended session sends the person to sign-in and then back to where they w
   await w.page.goto(`/processes/${invoicesId}/queue?queue=Manual&q=fjord`);
   await w.page.getByTestId('queue-total').filter({ hasText: '1 task' }).waitFor();
   await w.context.clearCookies();
+  // the page is live (the open event stream keeps running, no poll): the ended session shows at the
+  // next request, here the refresh when the person comes back to the tab
+  await w.page.getByText('Live', { exact: true }).waitFor();
+  await w.page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
   await w.page.waitForURL(/\/sign-in\?redirect=/, { timeout: 6000 });
   await w.page.getByText('Your session has ended').waitFor();
   await signIn(w.page, 'anna');

@@ -2,6 +2,8 @@
  * GET /v1/events: the tenant's events as server-sent events (docs/events.md, "Live stream").
  * `id:` is the event id, `event:` its type, `data:` the JSON payload with its id. A client that
  * reconnects sends Last-Event-ID (browsers' EventSource does) and gets exactly what it missed.
+ * With `?as=message` the `event:` line is left out: every event arrives as a plain `message` (its type
+ * is in the data), so one EventSource `onmessage` handler gets every type, present and future.
  */
 import { Type } from 'typebox';
 import { Refusal } from '../../lib/errors.js';
@@ -26,12 +28,19 @@ export const EVENT_ROUTES: PeopleRoute[] = [
     tag: 'Events',
     stream: true,
     summary:
-      "The tenant's events as server-sent events (text/event-stream): task.*, process.*, run.* (and webhook.* for admins). Resume with the Last-Event-ID header (or ?lastEventId=); without it the stream starts with the next event. A comment line every 15 s keeps the connection open.",
+      "The tenant's events as server-sent events (text/event-stream): task.*, process.*, run.* (and webhook.* for admins). Resume with the Last-Event-ID header (or ?lastEventId=); without it the stream starts with the next event. With ?as=message the `event:` line is left out (the type is in `data.type`), so a browser's EventSource gets every event with onmessage. A comment line every 15 s keeps the connection open.",
     curl: `curl -N $QM/v1/events -H "Authorization: Bearer $TOKEN" -H 'Last-Event-ID: 0'`,
-    querystring: Type.Object({ lastEventId: Type.Optional(Type.String({ maxLength: 20 })) }, { additionalProperties: false }),
+    querystring: Type.Object(
+      {
+        lastEventId: Type.Optional(Type.String({ maxLength: 20 })),
+        as: Type.Optional(Type.Union([Type.Literal('named'), Type.Literal('message')])),
+      },
+      { additionalProperties: false },
+    ),
     response: { 200: Type.String({ description: 'text/event-stream' }), 400: ErrorBody },
     async handler({ req, reply, services, caller, person, query }) {
       const lastEventId = readLastEventId(req.headers['last-event-id'], query.lastEventId);
+      const named = query.as !== 'message';
       const res = reply.raw;
       reply.hijack();
       res.writeHead(200, {
@@ -58,7 +67,7 @@ export const EVENT_ROUTES: PeopleRoute[] = [
         lastEventId,
         heartbeatMs: services.config.sseHeartbeatSeconds * 1000,
         sink: {
-          event: (e) => write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, ...e.payload })}\n\n`),
+          event: (e) => write(`id: ${e.id}\n${named ? `event: ${e.type}\n` : ''}data: ${JSON.stringify({ id: e.id, ...e.payload })}\n\n`),
           heartbeat: () => void res.write(': heartbeat\n\n'),
         },
         onError: (err) => {

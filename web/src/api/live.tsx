@@ -1,30 +1,17 @@
 /**
- * Live updates: server-sent events from GET /v1/events when the server offers them (each event
- * refreshes what it touches); otherwise, or while the stream is down, the views poll every 2 s.
+ * Live updates: server-sent events from GET /v1/events?as=message (docs/events.md §5). Every event
+ * arrives on `onmessage` with its type in the data, and refreshes what it touches (live-events.ts)
+ * within BURST_MS. The views poll every 2 s only while the stream is not open (before it opens,
+ * while the browser reconnects, or when the server refuses it).
  */
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
+import { burst, staleKeys } from './live-events';
 
 export const POLL_MS = 2000;
-
-const EVENT_TYPES = [
-  'task.created',
-  'task.updated',
-  'task.moved',
-  'task.solved',
-  'task.taken',
-  'task.locked',
-  'task.unlocked',
-  'task.deleted',
-  'task.commented',
-  'process.gate',
-  'process.updated',
-  'process.failure',
-  'run.started',
-  'run.finished',
-  'run.updated',
-  'mate.contact',
-];
+/** events within this time of the first one make one refresh */
+export const BURST_MS = 150;
+export const EVENTS_URL = '/v1/events?as=message';
 
 const LiveContext = createContext<{ live: boolean }>({ live: false });
 
@@ -39,31 +26,34 @@ export function LiveProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     if (typeof EventSource === 'undefined') return;
     let opened = false;
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const es = new EventSource('/v1/events');
-    const refresh = () => {
-      if (timer) return;
-      // events come in bursts (a Mate's batch): one refresh for the burst
-      timer = setTimeout(() => {
-        timer = null;
-        void qc.invalidateQueries({ queryKey: ['processes'] });
-        void qc.invalidateQueries({ queryKey: ['tasks'] });
-        void qc.invalidateQueries({ queryKey: ['task'] });
-      }, 150);
-    };
+    const refresh = burst((keys) => {
+      for (const queryKey of keys) void qc.invalidateQueries({ queryKey });
+    }, BURST_MS);
+    const es = new EventSource(EVENTS_URL);
     es.onopen = () => {
+      // the stream starts with the next event: refresh once for whatever changed before it opened
+      // (the first load, or while the browser reconnected and the views polled)
+      refresh.add(staleKeys(null));
       opened = true;
       setLive(true);
     };
-    es.onmessage = refresh;
-    for (const type of EVENT_TYPES) es.addEventListener(type, refresh);
+    es.onmessage = (m: MessageEvent<string>) => {
+      let data: unknown = null;
+      try {
+        data = JSON.parse(m.data);
+      } catch {
+        // not JSON: refresh everything
+      }
+      refresh.add(staleKeys(data));
+    };
     es.onerror = () => {
       setLive(false);
-      // never opened: the server has no stream (or refuses it); poll instead of retrying forever
+      // never opened: the server has no stream (or refuses it); poll instead of retrying forever.
+      // Once open, the browser reconnects by itself (readyState CONNECTING) and we poll meanwhile.
       if (!opened || es.readyState === EventSource.CLOSED) es.close();
     };
     return () => {
-      if (timer) clearTimeout(timer);
+      refresh.cancel();
       es.close();
     };
   }, [qc]);
