@@ -166,38 +166,24 @@ export interface UserInfo {
   createdAt: Date;
 }
 
-export async function listUsers(db: Kysely<Database>, tenantId: number): Promise<UserInfo[]> {
-  const rows = await db
-    .selectFrom('users')
-    .select(['id', 'username', 'display_name', 'email', 'role', 'disabled', 'last_sign_in_at', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    username: r.username,
-    name: r.display_name || r.username,
-    email: r.email,
-    role: r.role,
-    disabled: r.disabled,
-    lastSignInAt: r.last_sign_in_at,
-    createdAt: r.created_at,
-  }));
+export function listUsers(db: Kysely<Database>, tenantId: number): Promise<UserInfo[]> {
+  return readUsers(db, tenantId, null);
 }
 
 export async function getUser(db: Kysely<Database>, tenantId: number, userId: number): Promise<UserInfo> {
-  const u = (await listUsersWhere(db, tenantId, userId))[0];
+  const u = (await readUsers(db, tenantId, userId))[0];
   if (!u) throw new Refusal('not_found', `No user ${userId}`);
   return u;
 }
 
-async function listUsersWhere(db: Kysely<Database>, tenantId: number, userId: number): Promise<UserInfo[]> {
-  const rows = await db
+/** The tenant's users in id order, or the one with `userId`. */
+async function readUsers(db: Kysely<Database>, tenantId: number, userId: number | null): Promise<UserInfo[]> {
+  let q = db
     .selectFrom('users')
     .select(['id', 'username', 'display_name', 'email', 'role', 'disabled', 'last_sign_in_at', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', userId)
-    .execute();
+    .where('tenant_id', '=', tenantId);
+  if (userId !== null) q = q.where('id', '=', userId);
+  const rows = await q.orderBy('id').execute();
   return rows.map((r) => ({
     id: r.id,
     username: r.username,

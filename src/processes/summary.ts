@@ -4,7 +4,8 @@
  * Counts for all processes come from ONE grouped query over the tenant's tasks, never one per process.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Calendar, Database, FieldType, KpiSettings, RequireApproval, RuleType } from '../db/types.js';
+import type { Calendar, Database, FieldType, RuleType } from '../db/types.js';
+import type { ProcessDef } from './store.js';
 import { Refusal } from '../lib/errors.js';
 import { localDate, localWeekday, parseDateTimeInput } from '../lib/time.js';
 
@@ -221,23 +222,23 @@ export interface FieldView {
 }
 
 /** Every setting of docs/product.md §2 under its product name (fields and rules have routes of their own). */
-export interface ProcessSettings {
-  description: string;
-  tasksEnabled: boolean;
-  gateOpen: boolean;
-  calendar: Calendar;
-  deadlinesEnabled: boolean;
-  defaultDeadlineSeconds: number | null;
-  defaultActivationOffsetSeconds: number;
-  retryAllowed: boolean;
-  maxRetries: number;
-  stopOnErrors: boolean;
-  errorLimit: number;
-  lockTimeoutSeconds: number;
-  requireApproval: RequireApproval;
-  kpi: KpiSettings;
-  runTimeoutSeconds: number;
-}
+export type ProcessSettings = { description: string } & Pick<
+  ProcessDef,
+  | 'tasksEnabled'
+  | 'gateOpen'
+  | 'calendar'
+  | 'deadlinesEnabled'
+  | 'defaultDeadlineSeconds'
+  | 'defaultActivationOffsetSeconds'
+  | 'retryAllowed'
+  | 'maxRetries'
+  | 'stopOnErrors'
+  | 'errorLimit'
+  | 'lockTimeoutSeconds'
+  | 'requireApproval'
+  | 'kpi'
+  | 'runTimeoutSeconds'
+>;
 
 export async function loadFields(db: Kysely<Database>, tenantId: number, processId: number): Promise<FieldView[]> {
   const rows = await db

@@ -22,7 +22,7 @@ import { loadProcessById, type ProcessDef } from '../processes/store.js';
 import { applyChanges, type TaskChange } from './funnel.js';
 import { createTasks, guardedWrite, prepareTasks } from './create.js';
 import { transition, QUEUES, type Queue } from './state-machine.js';
-import { findUniqueKeyOwners, selectTasksForUpdate, type TaskRow } from './store.js';
+import { findUniqueKeyOwners, selectTasksForUpdate, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 import { loadTaskViews, type Task } from './search.js';
 
 /** What a person does to a task. `comment` is appended as a comment and kept in the history row. */
@@ -324,41 +324,7 @@ export async function actOnTasks(
 
 /** selectTasksForUpdate answers process settings beside the task columns; the change keeps the task's. */
 function stripProcess(row: TaskRow): TaskRow {
-  const { tenant_id, id, process_id, queue, error, reason, data, unique_key, activation_date, deadline, urgent, queue_position } = row;
-  const {
-    retry_count,
-    locked_by_mate_id,
-    locked_by_user_id,
-    locked_until,
-    expired_lock_mate_id,
-    run_id,
-    created_at,
-    updated_at,
-    deleted_at,
-  } = row;
-  return {
-    tenant_id,
-    id,
-    process_id,
-    queue,
-    error,
-    reason,
-    data,
-    unique_key,
-    activation_date,
-    deadline,
-    urgent,
-    queue_position,
-    retry_count,
-    locked_by_mate_id,
-    locked_by_user_id,
-    locked_until,
-    expired_lock_mate_id,
-    run_id,
-    created_at,
-    updated_at,
-    deleted_at,
-  };
+  return Object.fromEntries(TASK_ROW_COLUMNS.map((c) => [c, row[c]])) as unknown as TaskRow;
 }
 
 /**
