@@ -6,29 +6,15 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { ensureWebBuild, findWebDir } from '../../src/web/build.js';
+import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
 import { personWithToken, asPerson, type TestPerson } from '../helpers/people.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const PASSWORD = 'a-long-enough-password';
-const SHOTS = path.resolve('.screenshots');
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `Debian's chromium is not installed at ${CHROMIUM} (apt-get install -y chromium): browser tests skipped`;
-if (skip) process.stdout.write(`# ${skip}\n`);
-
-const require = createRequire(import.meta.url);
-const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let store: TestStore;
 let app: FastifyInstance;
@@ -43,11 +29,7 @@ const XSS = '<img src=x onerror=alert(1)>';
 
 before(async () => {
   if (skip) return;
-  const webDir = findWebDir()!;
-  const dist = await ensureWebBuild({
-    webDir,
-    log: { info: (m) => process.stdout.write(`# ${m}\n`), warn: (m) => process.stdout.write(`# ${m}\n`) },
-  });
+  const dist = await webDist();
   store = await testStore();
   tenant = await seedTenant(store, 'acme', {
     timeZone: 'Europe/Copenhagen',
@@ -70,8 +52,7 @@ before(async () => {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launch();
 
   mate = await Mate.signIn(app, tenant);
   root = await personWithToken(store, tenant.tenantId, 'admin', 'root');
@@ -84,7 +65,6 @@ before(async () => {
   ids.baltic = await handedBack({ Supplier: 'Baltic Steel', Amount: 7, Country: 'SE' }, 'Error', 'Amount mismatch');
   ids.fjord = await handedBack({ Supplier: 'Fjord Fish', Amount: 9, Country: 'NO' }, 'Manual', 'Needs a person');
   for (let i = 0; i < 3; i++) await mate.create('invoices', { Supplier: `Nordic Paper ${i}`, Amount: 100 + i, Country: 'DK' });
-  fs.mkdirSync(SHOTS, { recursive: true });
 });
 
 after(async () => {
@@ -108,64 +88,7 @@ async function taskRow(id: number) {
   return (await asPerson(app, root, { method: 'GET', url: `/v1/tasks/${id}` })).json();
 }
 
-interface Watched {
-  context: BrowserContext;
-  page: Page;
-  problems: string[];
-  dialogs: string[];
-}
-
-async function open(viewport = { width: 1280, height: 800 }): Promise<Watched> {
-  const context = await browser.newContext({ viewport, baseURL: origin });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  const dialogs: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
-  return { context, page, problems, dialogs };
-}
-
-async function signIn(page: Page, username: string, password = PASSWORD): Promise<void> {
-  await page.getByLabel('Client Id').fill('acme');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function axe(page: Page, screen: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v: any) =>
-          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-            .map((n: any) => n.target.join(' '))
-            .slice(0, 3)
-            .join(', ')}`,
-      );
-  });
-  assert.deepEqual(violations, [], `axe on ${screen}`);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  const size = page.viewportSize();
-  await page.screenshot({ path: path.join(SHOTS, `${name}-${size?.width}x${size?.height}.png`), fullPage: false });
-}
-
-async function done(w: Watched): Promise<void> {
-  assert.deepEqual(w.problems, [], 'no CSP violation and no page error');
-  assert.deepEqual(w.dialogs, [], 'no script ran from user data');
-  await w.context.close();
-}
+const open = (viewport?: { width: number; height: number }) => openPage(browser, origin, viewport);
 
 test('sign-in: a wrong password is explained in words; the right one opens the overview, under a strict CSP', { skip }, async () => {
   const w = await open();

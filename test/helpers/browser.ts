@@ -1,0 +1,98 @@
+/**
+ * What every browser test file shares: Debian's chromium driven by playwright-core, a page that
+ * records CSP violations, page errors and dialogs (a script run from user data), sign-in through
+ * the real form, axe-core on the page as it is, and screenshots to .screenshots/ (ignored).
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ensureWebBuild, findWebDir } from '../../src/web/build.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const PASSWORD = 'a-long-enough-password';
+const SHOTS = path.resolve('.screenshots');
+
+/** false when chromium is installed, else the reason the browser tests are skipped */
+export const skip: false | string = fs.existsSync(CHROMIUM)
+  ? false
+  : `Debian's chromium is not installed at ${CHROMIUM} (apt-get install -y chromium): browser tests skipped`;
+if (skip) process.stdout.write(`# ${skip}\n`);
+
+const require = createRequire(import.meta.url);
+const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The web app's build (made when missing or older than its sources). */
+export async function webDist(): Promise<string> {
+  return ensureWebBuild({
+    webDir: findWebDir()!,
+    log: { info: (m) => process.stdout.write(`# ${m}\n`), warn: (m) => process.stdout.write(`# ${m}\n`) },
+  });
+}
+
+export async function launch(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  fs.mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+export interface Watched {
+  context: BrowserContext;
+  page: Page;
+  problems: string[];
+  dialogs: string[];
+}
+
+export async function open(browser: Browser, origin: string, viewport = { width: 1280, height: 800 }): Promise<Watched> {
+  const context = await browser.newContext({ viewport, baseURL: origin });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const dialogs: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  return { context, page, problems, dialogs };
+}
+
+export async function signIn(page: Page, username: string, password = PASSWORD, clientId = 'acme'): Promise<void> {
+  await page.getByLabel('Client Id').fill(clientId);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export async function axe(page: Page, screen: string): Promise<void> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map(
+        (v: any) =>
+          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+            .map((n: any) => n.target.join(' '))
+            .slice(0, 3)
+            .join(', ')}`,
+      );
+  });
+  assert.deepEqual(violations, [], `axe on ${screen}`);
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  const size = page.viewportSize();
+  await page.screenshot({ path: path.join(SHOTS, `${name}-${size?.width}x${size?.height}.png`), fullPage: false });
+}
+
+/** No CSP violation, no page error, no dialog (no script ran from user data); closes the context. */
+export async function done(w: Watched): Promise<void> {
+  assert.deepEqual(w.problems, [], 'no CSP violation and no page error');
+  assert.deepEqual(w.dialogs, [], 'no script ran from user data');
+  await w.context.close();
+}
