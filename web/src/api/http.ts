@@ -75,24 +75,60 @@ export async function api<T>(path: string, opts: RequestOptions = {}): Promise<T
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let body: unknown = null;
+  if (res.ok) return parseBody(text) as T;
+  throw refusal(path, res.status, text, res.headers.get('retry-after'));
+}
+
+function parseBody(text: string): unknown {
   try {
-    body = text ? JSON.parse(text) : null;
+    return text ? JSON.parse(text) : null;
   } catch {
-    body = null;
+    return null;
   }
-  if (res.ok) return body as T;
+}
+
+/** A refusal answer as an ApiError (words, never raw JSON); a 401 off the session endpoint ends the session. */
+function refusal(path: string, status: number, text: string, retryAfter: string | null): ApiError {
+  const body = parseBody(text);
   const e = (body && typeof body === 'object' ? body : {}) as Partial<ApiErrorBody>;
-  const retry = Number(res.headers.get('retry-after'));
-  let message = typeof e.message === 'string' && e.message ? e.message : (FALLBACK[res.status] ?? `The server answered ${res.status}.`);
-  if (res.status === 429 && retry > 0) message = `Too many attempts. Try again in ${retry} seconds.`;
+  const retry = Number(retryAfter);
+  let message = typeof e.message === 'string' && e.message ? e.message : (FALLBACK[status] ?? `The server answered ${status}.`);
+  if (status === 429 && retry > 0) message = `Too many attempts. Try again in ${retry} seconds.`;
   const err = new ApiError(
-    res.status,
-    typeof e.code === 'string' ? e.code : `http_${res.status}`,
+    status,
+    typeof e.code === 'string' ? e.code : `http_${status}`,
     message,
     Array.isArray(e.errors) ? e.errors : [],
     retry > 0 ? retry : null,
   );
-  if (res.status === 401 && path !== '/v1/session') sessionEnded?.();
-  throw err;
+  if (status === 401 && path !== '/v1/session') sessionEnded?.();
+  return err;
+}
+
+/**
+ * POSTs a file as the body with upload progress (fetch reports none for uploads), with the CSRF
+ * header; answers the JSON body or throws an ApiError as api() does.
+ */
+export function upload<T>(
+  path: string,
+  file: Blob,
+  opts: { contentType: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal },
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.setRequestHeader('content-type', opts.contentType);
+    if (csrfToken) xhr.setRequestHeader('x-csrf-token', csrfToken);
+    xhr.withCredentials = true;
+    xhr.upload.onprogress = (e) => opts.onProgress?.(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve(parseBody(xhr.responseText) as T);
+      else reject(refusal(path, xhr.status, xhr.responseText, xhr.getResponseHeader('retry-after')));
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network', 'The server cannot be reached. Check your connection and try again.'));
+    xhr.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
+    opts.signal?.addEventListener('abort', () => xhr.abort());
+    xhr.send(file);
+  });
 }
