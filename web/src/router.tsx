@@ -11,6 +11,10 @@ const QueuePage = lazyRouteComponent(() => import('./pages/Queue'), 'QueuePage')
 const TaskPage = lazyRouteComponent(() => import('./pages/Task'), 'TaskPage');
 const CreateTaskPage = lazyRouteComponent(() => import('./pages/CreateTask'), 'CreateTaskPage');
 const ProcessSettingsPage = lazyRouteComponent(() => import('./pages/ProcessSettings'), 'ProcessSettingsPage');
+// process screens: KPI dashboard (charts) and the import, lazy for a small first load
+const KpisPage = lazyRouteComponent(() => import('./pages/Kpis'), 'KpisPage');
+const ImportPage = lazyRouteComponent(() => import('./pages/Import'), 'ImportPage');
+import { parseKpiSearch } from './lib/kpi';
 import { NotFoundPage } from './pages/NotFound';
 
 const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
@@ -43,17 +47,34 @@ export const createTaskRoute = createRoute({
   component: CreateTaskPage,
 });
 
+export const SETTINGS_TABS = ['settings', 'fields', 'rules', 'developer'] as const;
+export type SettingsTab = (typeof SETTINGS_TABS)[number];
 export const settingsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/processes/$processId/settings',
+  validateSearch: (s: Record<string, unknown>): { tab?: SettingsTab } =>
+    SETTINGS_TABS.includes(s.tab as SettingsTab) && s.tab !== 'settings' ? { tab: s.tab as SettingsTab } : {},
   component: ProcessSettingsPage,
+});
+
+export const kpisRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/kpis',
+  validateSearch: parseKpiSearch,
+  component: KpisPage,
+});
+
+export const importRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/processes/$processId/import',
+  component: ImportPage,
 });
 
 export const taskRoute = createRoute({ getParentRoute: () => appRoute, path: '/tasks/$taskId', component: TaskPage });
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, queueRoute, createTaskRoute, settingsRoute, taskRoute]),
+  appRoute.addChildren([overviewRoute, queueRoute, createTaskRoute, settingsRoute, taskRoute, kpisRoute, importRoute]),
 ]);
 
 export const router = createRouter({

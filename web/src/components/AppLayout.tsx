@@ -91,6 +91,9 @@ export function AppLayout() {
                     <AnchorLink to="/" activeProps={{ 'aria-current': 'page', fw: 600 }}>
                       Overview
                     </AnchorLink>
+                    <AnchorLink to="/kpis" activeProps={{ 'aria-current': 'page', fw: 600 }}>
+                      KPIs
+                    </AnchorLink>
                   </Group>
                 </nav>
               </Group>

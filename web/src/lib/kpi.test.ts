@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exportHref, isDate, lastDays, periodLabel, periods, periodStart, pivot, today, totals } from './kpi';
+import { exportHref, isDate, lastDays, parseKpiSearch, periodLabel, periods, periodStart, pivot, today, totals } from './kpi';
 
 describe('dates in the tenant zone', () => {
   it("today is the zone's date, not the machine's", () => {
@@ -64,5 +64,17 @@ describe('exportHref()', () => {
   it('the range and the process', () => {
     expect(exportHref('2026-01-01', '2026-01-31', 3)).toBe('/v1/kpis/export?from=2026-01-01&to=2026-01-31&processId=3');
     expect(exportHref('2026-01-01', '2026-01-31')).toBe('/v1/kpis/export?from=2026-01-01&to=2026-01-31');
+  });
+});
+
+describe('parseKpiSearch()', () => {
+  it('keeps valid keys, swaps a reversed range, drops the rest', () => {
+    expect(parseKpiSearch({ from: '2026-11-30', to: '2026-11-01', by: 'week', process: '3' })).toEqual({
+      from: '2026-11-01',
+      to: '2026-11-30',
+      by: 'week',
+      process: 3,
+    });
+    expect(parseKpiSearch({ from: 'yesterday', by: 'year', process: '-1' })).toEqual({});
   });
 });

@@ -121,3 +121,22 @@ export function exportHref(from: string, to: string, processId?: number): string
   if (processId !== undefined) q.set('processId', String(processId));
   return `/v1/kpis/export?${q.toString()}`;
 }
+
+export interface KpiSearch {
+  from?: string;
+  to?: string;
+  by?: Period;
+  process?: number;
+}
+
+/** The dashboard's URL (`?from=2026-11-01&to=2026-11-30&by=week&process=3`); bad values are dropped. */
+export function parseKpiSearch(raw: Record<string, unknown>): KpiSearch {
+  const out: KpiSearch = {};
+  if (isDate(raw.from)) out.from = raw.from;
+  if (isDate(raw.to)) out.to = raw.to;
+  if (out.from && out.to && out.from > out.to) [out.from, out.to] = [out.to, out.from];
+  if (raw.by === 'day' || raw.by === 'week' || raw.by === 'month') out.by = raw.by;
+  const p = Number(raw.process);
+  if (typeof raw.process !== 'undefined' && Number.isInteger(p) && p > 0) out.process = p;
+  return out;
+}

@@ -69,9 +69,14 @@ export function CreateTaskPage() {
         </AnchorLink>
         <Text>New task</Text>
       </Breadcrumbs>
-      <Title order={1} size="h2">
-        New task in {p.name || p.key}
-      </Title>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          New task in {p.name || p.key}
+        </Title>
+        <ButtonLink variant="default" to="/processes/$processId/import" params={{ processId }}>
+          Import from a CSV or XLSX file
+        </ButtonLink>
+      </Group>
       <Card withBorder maw={860}>
         <form onSubmit={submit} noValidate>
           <Stack>

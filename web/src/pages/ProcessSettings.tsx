@@ -1,24 +1,26 @@
-/** A process's settings as the server reports them, its fields, and a developer tab with ready-to-paste requests. */
-import { Breadcrumbs, Card, Code, Skeleton, Stack, Table, Tabs, Text, Title } from '@mantine/core';
+/**
+ * A process's page of settings: the process (rename, Stop/Start, archive), every setting, the fields
+ * editor, the rules editor and a developer tab with ready-to-paste requests. Editable where the
+ * role allows (client/src/permissions.ts); the open tab is in the URL (?tab=fields).
+ */
+import { Breadcrumbs, Card, Code, Skeleton, Stack, Tabs, Text, Title } from '@mantine/core';
+import { useNavigate } from '@tanstack/react-router';
 import { useProcess } from '../api/queries';
-import { settingsRoute } from '../router';
-import { fieldLabel } from '../lib/values';
+import { useSession } from '../api/session';
+import { settingsRoute, SETTINGS_TABS, type SettingsTab } from '../router';
+import { can } from '../lib/roles';
 import { AnchorLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
-
-function show(value: unknown): string {
-  if (value === null || value === undefined) return 'None';
-  if (typeof value === 'boolean') return value ? 'On' : 'Off';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-function words(key: string): string {
-  return key.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
-}
+import { ProcessAdmin } from './process/ProcessAdmin';
+import { SettingsForm } from './process/SettingsForm';
+import { FieldsEditor } from './process/FieldsEditor';
+import { RulesEditor } from './process/RulesEditor';
 
 export function ProcessSettingsPage() {
   const { processId } = settingsRoute.useParams();
+  const { tab = 'settings' } = settingsRoute.useSearch();
+  const navigate = useNavigate();
+  const role = useSession().user.role;
   const process = useProcess(Number(processId));
   if (process.isPending) return <Skeleton h={300} />;
   if (process.isError) return <ErrorAlert error={process.error} title="Could not load the process" />;
@@ -37,55 +39,32 @@ export function ProcessSettingsPage() {
         Settings of {p.name || p.key}
       </Title>
       {p.description && <Text style={{ whiteSpace: 'pre-wrap' }}>{p.description}</Text>}
-      <Tabs defaultValue="settings">
+      <Tabs
+        value={tab}
+        keepMounted={false}
+        onChange={(v) =>
+          v &&
+          void navigate({ to: '/processes/$processId/settings', params: { processId }, search: { tab: v as SettingsTab }, replace: true })
+        }
+      >
         <Tabs.List>
-          <Tabs.Tab value="settings">Settings</Tabs.Tab>
-          <Tabs.Tab value="fields">Fields</Tabs.Tab>
-          <Tabs.Tab value="developer">Developer</Tabs.Tab>
+          {SETTINGS_TABS.map((t) => (
+            <Tabs.Tab key={t} value={t}>
+              {t[0].toUpperCase() + t.slice(1)}
+            </Tabs.Tab>
+          ))}
         </Tabs.List>
         <Tabs.Panel value="settings" pt="md">
-          <Card withBorder>
-            <Table>
-              <Table.Tbody>
-                {Object.entries(p.settings ?? {}).map(([k, v]) => (
-                  <Table.Tr key={k}>
-                    <Table.Th w="40%">{words(k)}</Table.Th>
-                    <Table.Td>{show(v)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Card>
+          <Stack>
+            <ProcessAdmin process={p} canManage={can(role, 'processes.manage')} canGate={can(role, 'processes.gate')} />
+            <SettingsForm key={p.id} process={p} editable={can(role, 'processes.manage')} />
+          </Stack>
         </Tabs.Panel>
         <Tabs.Panel value="fields" pt="md">
-          <Card withBorder>
-            {p.fields.length === 0 ? (
-              <Text c="dimmed">No fields: tasks accept any data.</Text>
-            ) : (
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Label</Table.Th>
-                    <Table.Th>Type</Table.Th>
-                    <Table.Th>Required</Table.Th>
-                    <Table.Th>Key</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {p.fields.map((f) => (
-                    <Table.Tr key={f.name}>
-                      <Table.Td ff="monospace">{f.name}</Table.Td>
-                      <Table.Td>{fieldLabel(f)}</Table.Td>
-                      <Table.Td>{f.type}</Table.Td>
-                      <Table.Td>{f.required ? 'Yes' : 'No'}</Table.Td>
-                      <Table.Td>{f.isKey ? (f.unique ? 'Unique key' : 'Key') : ''}</Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            )}
-          </Card>
+          <FieldsEditor processId={p.id} fields={p.fields} editable={can(role, 'processes.manage')} />
+        </Tabs.Panel>
+        <Tabs.Panel value="rules" pt="md">
+          <RulesEditor processId={p.id} canValue={can(role, 'rules.values')} canDefine={can(role, 'processes.manage')} />
         </Tabs.Panel>
         <Tabs.Panel value="developer" pt="md">
           <Card withBorder>
