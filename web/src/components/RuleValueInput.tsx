@@ -110,7 +110,7 @@ function TableInput({ name, value, onChange, disabled }: { name: string; value: 
       {columns.length === 0 ? (
         <Text size="sm">The table is empty.</Text>
       ) : (
-        <ScrollArea type="auto">
+        <ScrollArea type="auto" viewportProps={{ tabIndex: 0, role: 'region', 'aria-label': `Table ${name}` }}>
           <Table withTableBorder withColumnBorders miw={columns.length * 140}>
             <Table.Thead>
               <Table.Tr>

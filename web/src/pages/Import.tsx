@@ -213,10 +213,10 @@ export function ImportPage() {
               </Text>
               <FileInput
                 label="CSV or XLSX file"
-                placeholder="Choose a file"
                 accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
                 value={file}
                 clearable
+                clearButtonProps={{ 'aria-label': 'Clear the file' }}
                 onChange={(f) => {
                   abort.current?.abort();
                   setFile(f);
@@ -351,7 +351,7 @@ export function ImportPage() {
 
 function RowErrors({ rows }: { rows: RowError[] }) {
   return (
-    <ScrollArea type="auto" mah={420}>
+    <ScrollArea type="auto" mah={420} viewportProps={{ tabIndex: 0, role: 'region', 'aria-label': 'Problems by row' }}>
       <Table striped miw={560} data-testid="import-errors">
         <Table.Caption>Problems by row (row 1 is the header)</Table.Caption>
         <Table.Thead>

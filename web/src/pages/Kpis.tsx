@@ -133,6 +133,7 @@ export function KpisPage() {
                     series={CHART_OUTCOMES.map((o) => ({ name: o, color: COLORS[o] }))}
                     withLegend
                     tickLine="y"
+                    barChartProps={{ accessibilityLayer: false }}
                     aria-hidden
                   />
                 </Card>
@@ -147,6 +148,7 @@ export function KpisPage() {
                     series={[{ name: 'hoursSaved', label: 'Hours saved', color: 'teal.8' }]}
                     curveType="monotone"
                     tickLine="y"
+                    areaChartProps={{ accessibilityLayer: false }}
                     aria-hidden
                   />
                 </Card>
@@ -155,7 +157,7 @@ export function KpisPage() {
                 <Title order={2} size="h4" mb="sm">
                   The numbers
                 </Title>
-                <ScrollArea type="auto">
+                <ScrollArea type="auto" viewportProps={{ tabIndex: 0, role: 'region', 'aria-label': 'The numbers, scrollable' }}>
                   <Table striped miw={600} data-testid="kpi-table">
                     <Table.Caption>
                       Tasks by outcome and time saved per {by}, {scope}, {from} to {to}

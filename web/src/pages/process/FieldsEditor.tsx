@@ -163,6 +163,7 @@ export function FieldsEditor({ processId, fields, editable }: { processId: numbe
                       onChange={(v) => change(r.key, { options: v })}
                       splitChars={[',', '\t']}
                       clearable
+                      clearButtonProps={{ 'aria-label': 'Clear the options' }}
                     />
                   )}
                   <Group gap="lg">

@@ -361,12 +361,12 @@ export function SettingsForm({ process, editable }: { process: ProcessDetail; ed
                 <DatePickerInput
                   type="multiple"
                   label="Blocked dates"
-                  description="Pick the days; pick a day again to unblock it"
-                  placeholder="No blocked dates"
+                  description="Pick the days; pick a day again to unblock it. None: no blocked dates"
                   valueFormat="D MMM YYYY"
                   value={field.value}
                   onChange={(v) => field.onChange(normaliseDates(v.filter((x): x is string => typeof x === 'string')))}
                   clearable
+                  clearButtonProps={{ 'aria-label': 'Clear the blocked dates' }}
                   error={serverErrors['calendar.blockedDates']}
                 />
               )}
