@@ -330,18 +330,17 @@ export function ImportPage() {
           {failure && failure.rows.length > 0 && <RowErrors rows={failure.rows} />}
 
           {result && (
-            <Alert
-              color="teal"
-              title={`${result.created.toLocaleString()} ${result.created === 1 ? 'task' : 'tasks'} created`}
-              role="status"
-            >
+            <Card withBorder role="status" aria-labelledby="import-result">
               <Stack gap={4}>
+                <Title order={2} size="h4" id="import-result">
+                  {result.created.toLocaleString()} {result.created === 1 ? 'task' : 'tasks'} created
+                </Title>
                 <Text size="sm">{landing(result.queues)}.</Text>
                 <AnchorLink to="/processes/$processId/queue" params={{ processId }} search={{ queue: 'Ready' }}>
                   Open the queue
                 </AnchorLink>
               </Stack>
-            </Alert>
+            </Card>
           )}
         </>
       )}
