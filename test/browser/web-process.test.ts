@@ -124,6 +124,10 @@ test('a developer edits the settings; a reload and the API show them; rename; ar
   await page.getByRole('button', { name: 'Save settings' }).waitFor();
   await axe(page, 'process settings');
   await shot(page, 'process-settings');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await axe(page, 'process settings, dark theme');
+  await shot(page, 'process-settings-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
 
   await page.getByRole('textbox', { name: 'Description' }).fill('Supplier invoices from the EU');
   await page.getByRole('switch', { name: 'Stop on Errors' }).check({ force: true });
@@ -300,6 +304,10 @@ test(
     assert.ok((await page.locator('.recharts-surface').count()) >= 2, 'both charts drew');
     await axe(page, 'KPI dashboard');
     await shot(page, 'kpis');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'KPI dashboard, dark theme');
+    await shot(page, 'kpis-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     await page.getByText('Month', { exact: true }).click();
     await page.waitForURL(/by=month/);

@@ -86,6 +86,7 @@ export function KpisPage() {
               Group by
             </Text>
             <SegmentedControl
+              color="blue"
               aria-labelledby="kpi-by"
               value={by}
               onChange={(v) => set({ by: v as Period })}
@@ -134,6 +135,7 @@ export function KpisPage() {
                     withLegend
                     tickLine="y"
                     barChartProps={{ accessibilityLayer: false }}
+                    yAxisProps={{ allowDecimals: false }}
                     aria-hidden
                   />
                 </Card>
@@ -149,6 +151,7 @@ export function KpisPage() {
                     curveType="monotone"
                     tickLine="y"
                     areaChartProps={{ accessibilityLayer: false }}
+                    withDots={points.length <= 31 && by !== 'day'}
                     aria-hidden
                   />
                 </Card>

@@ -12,7 +12,7 @@ import {
   Fieldset,
   Group,
   NumberInput,
-  SegmentedControl,
+  Radio,
   SimpleGrid,
   Stack,
   Switch,
@@ -224,25 +224,18 @@ export function SettingsForm({ process, editable }: { process: ProcessDetail; ed
                 control={control}
                 name="requireApproval"
                 render={({ field }) => (
-                  <Stack gap={4}>
-                    <Text size="sm" fw={500} id="approval-label">
-                      New tasks need approval
-                    </Text>
-                    <SegmentedControl
-                      aria-labelledby="approval-label"
-                      value={field.value}
-                      onChange={(v) => field.onChange(v)}
-                      data={[
-                        { value: 'none', label: 'None' },
-                        { value: 'mateCreated', label: 'From Mates' },
-                        { value: 'all', label: 'All' },
-                      ]}
-                      fullWidth
-                    />
-                    <Text size="xs" c="dimmed">
-                      Tasks that need approval start in Needs approval until a person approves them.
-                    </Text>
-                  </Stack>
+                  <Radio.Group
+                    label="New tasks need approval"
+                    description="Tasks that need approval start in Needs approval until a person approves them."
+                    value={field.value}
+                    onChange={(v) => field.onChange(v)}
+                  >
+                    <Group gap="md" mt={4}>
+                      <Radio value="none" label="None" />
+                      <Radio value="mateCreated" label="Those Mates create" />
+                      <Radio value="all" label="All" />
+                    </Group>
+                  </Radio.Group>
                 )}
               />
             </Section>
