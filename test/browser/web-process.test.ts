@@ -125,6 +125,7 @@ test('a developer edits the settings; a reload and the API show them; rename; ar
   await axe(page, 'process settings');
   await shot(page, 'process-settings');
   await page.emulateMedia({ colorScheme: 'dark' });
+  await page.locator('html[data-mantine-color-scheme="dark"]').waitFor({ state: 'attached' });
   await axe(page, 'process settings, dark theme');
   await shot(page, 'process-settings-dark');
   await page.emulateMedia({ colorScheme: 'light' });
@@ -305,6 +306,7 @@ test(
     await axe(page, 'KPI dashboard');
     await shot(page, 'kpis');
     await page.emulateMedia({ colorScheme: 'dark' });
+    await page.locator('html[data-mantine-color-scheme="dark"]').waitFor({ state: 'attached' });
     await axe(page, 'KPI dashboard, dark theme');
     await shot(page, 'kpis-dark');
     await page.emulateMedia({ colorScheme: 'light' });

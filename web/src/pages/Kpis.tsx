@@ -87,6 +87,7 @@ export function KpisPage() {
             </Text>
             <SegmentedControl
               color="blue"
+              transitionDuration={0}
               aria-labelledby="kpi-by"
               value={by}
               onChange={(v) => set({ by: v as Period })}
@@ -148,7 +149,7 @@ export function KpisPage() {
                     data={points}
                     dataKey="label"
                     series={[{ name: 'hoursSaved', label: 'Hours saved', color: 'teal.8' }]}
-                    curveType="monotone"
+                    curveType="linear"
                     tickLine="y"
                     areaChartProps={{ accessibilityLayer: false }}
                     withDots={points.length <= 31 && by !== 'day'}
