@@ -6712,7 +6712,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The delivery log, newest first: status, attempts, last status code, duration, an excerpt of the answer
+         * The delivery log, newest first: status, attempts, the last status code, duration and answer excerpt, and every attempt (time, status, duration, answer excerpt, error)
          * @description Permission `webhooks.read`: admin, developer.
          */
         get: {
@@ -6755,6 +6755,16 @@ export interface paths {
                                 createdAt: string;
                                 /** Format: date-time */
                                 deliveredAt: string | null;
+                                /** @description every attempt, oldest first */
+                                attemptLog: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    statusCode: number | null;
+                                    durationMs: number;
+                                    /** @description at most 1 KB of the answer */
+                                    responseExcerpt: string | null;
+                                    error: string | null;
+                                }[];
                             }[];
                         };
                     };
