@@ -7,9 +7,9 @@
  * checks that nothing stored changed.
  *
  * A route with a path parameter needs an id of its kind (the path segment before it: `tasks`,
- * `rules`, ...) in the fixture, and a route with a body needs a sample body below that passes the
- * route's schema (so the walk reaches the lookup, not the validation): a new route without them
- * makes the walk fail, naming what to add.
+ * `rules`, ...) in the fixture: the walk fails naming the missing kind. A route whose body `{}`
+ * does not pass its schema needs a sample body below, so that the walk reaches the lookup rather
+ * than the validation: without one, the other-tenant walk fails on the route's 400.
  */
 import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions } from 'fastify';
