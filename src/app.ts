@@ -81,7 +81,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   app.decorate('services', services);
   app.addHook('onClose', async () => {
     await services.close();
-    // bulk jobs stop after their current chunk
+    // bulk jobs stop after their current chunk and let go of their lease (another process resumes them)
     await services.bulkJobs.drain();
   });
   services.events.reportError = (err, what) => app.log.warn({ err }, `${what} failed; it runs again shortly`);
@@ -129,7 +129,14 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   const sweeperState: { lastRunAt: Date | null } = { lastRunAt: null };
   if (deps.sweeper !== false) {
     const stop = startMaintenance(
-      { db: services.db, units: services.units, clock: services.clock, throttle: services.auth.throttle, state: sweeperState },
+      {
+        db: services.db,
+        units: services.units,
+        clock: services.clock,
+        throttle: services.auth.throttle,
+        bulkJobs: services.bulkJobs,
+        state: sweeperState,
+      },
       config.lockSweepIntervalSeconds,
       app.log,
     );

@@ -35,7 +35,7 @@ export interface Services {
   /** outbox numbering, reader wake-ups, webhook dispatch (src/events) */
   readonly events: Events;
   readonly metrics: Metrics;
-  /** people's bulk actions running in this server process, with their progress (src/tasks/bulk.ts) */
+  /** people's bulk actions: persisted jobs, run by whichever server process holds their lease (src/tasks/bulk.ts) */
   readonly bulkJobs: BulkJobs;
   close(): Promise<void>;
 }

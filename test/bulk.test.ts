@@ -133,8 +133,8 @@ test('by ids: per-task refusals are counted and listed; other processes and tena
   assert.equal((await readTask(t.store.db, b)).urgent, true);
 
   // another tenant cannot read the job
-  assert.equal(jobs().get(other.tenantId, jobId), null);
-  assert.equal(jobs().get(tenant.tenantId, 'no-such-job'), null);
+  assert.equal(await jobs().get(other.tenantId, jobId), null);
+  assert.equal(await jobs().get(tenant.tenantId, 'no-such-job'), null);
 });
 
 test('moving Solved tasks back: a key held by another open task is refused per task', async () => {
@@ -178,7 +178,7 @@ test('delete by filter; a small chunk size still visits every task once', async 
   assert.equal((await readTask(t.store.db, ids[1])).deleted_at instanceof Date, true);
 });
 
-test('a job stopped by a shutdown reports failed with what it did', async () => {
+test('a job stopped by a shutdown stays running, lets go of its lease, and another server process resumes it', async () => {
   const proc = await freshProcess();
   await create(
     proc,
@@ -188,13 +188,54 @@ test('a job stopped by a shutdown reports failed with what it did', async () => 
   const { jobId } = await small.start(me(), proc, readBulkRequest({ action: 'move', queue: 'Manual', filter: {} }, proc, 'UTC'));
   small.close(); // before its first chunk
   const v = (await small.wait(tenant.tenantId, jobId))!;
-  assert.equal(v.status, 'failed');
-  assert.equal(v.done, 0);
-  assert.match(v.message!, /shut down/);
+  assert.deepEqual([v.status, v.done, v.finishedAt], ['running', 0, null]);
   assert.equal(
     (await refusalOf(() => small.start(me(), proc, readBulkRequest({ action: 'delete', filter: {} }, proc, 'UTC')))).code,
     'unavailable',
   );
+  assert.equal(await small.resume(), 0, 'a closed process claims nothing');
+  const next = new BulkJobs(t.app.services.units, t.store.db, clock, 5);
+  assert.equal(await next.resume(), 1);
+  const after = (await next.wait(tenant.tenantId, jobId))!;
+  assert.deepEqual([after.status, after.done, after.failed, after.skipped], ['done', 12, 0, 0]);
+  assert.equal(await next.resume(), 0, 'an ended job is not claimed again');
+});
+
+test('a process that stalls past its lease loses the job: its late chunk rolls back, the new holder does each task once', async () => {
+  const proc = await freshProcess();
+  await create(
+    proc,
+    Array.from({ length: 10 }, (_, i) => ({ ref: `L${i}`, amount: i })),
+  );
+  const stalled = new BulkJobs(t.app.services.units, t.store.db, clock, { chunkSize: 4, leaseMs: 1000 });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let stalledAt!: () => void;
+  const isStalled = new Promise<void>((r) => (stalledAt = r));
+  // after its first chunk the first process stalls (a long pause, a frozen VM) until released
+  stalled.afterChunk = async () => {
+    stalled.afterChunk = null;
+    stalledAt();
+    await gate;
+  };
+  const { jobId } = await stalled.start(me(), proc, readBulkRequest({ action: 'urgent', urgent: true, filter: {} }, proc, 'UTC'));
+  await isStalled;
+  const other = new BulkJobs(t.app.services.units, t.store.db, clock, { chunkSize: 4, leaseMs: 1000 });
+  assert.equal(await other.resume(), 0, 'the lease still holds');
+  clock.advance(1.001);
+  assert.equal(await other.resume(), 1);
+  const v = (await other.wait(tenant.tenantId, jobId))!;
+  release();
+  await stalled.wait(tenant.tenantId, jobId);
+  assert.deepEqual([v.status, v.done, v.failed, v.skipped], ['done', 10, 0, 0]);
+  const h = await sql<{ n: number; tasks: number }>`SELECT count(*)::int AS n, count(DISTINCT task_id)::int AS tasks
+    FROM task_history WHERE request_id = ${`bulk:${jobId}`}`.execute(t.store.db);
+  assert.deepEqual(h.rows[0], { n: 10, tasks: 10 }, "the stalled process's late chunk left no trace");
+  const urgent = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE process_id = ${proc.id} AND urgent`.execute(
+    t.store.db,
+  );
+  assert.equal(urgent.rows[0].n, 10);
+  assert.deepEqual([(await stalled.get(tenant.tenantId, jobId))!.done, (await stalled.get(tenant.tenantId, jobId))!.status], [10, 'done']);
 });
 
 test('bad bulk bodies are refused naming the key', async () => {

@@ -218,18 +218,18 @@ test(`${STORE_KIND}: retention purges old finished deliveries and old events no 
   // an endpoint created before the events, still behind them: they are kept for it
   const { subscription } = await createSubscription(db, tenant.tenantId, { url: 'https://example.com/hook' });
   await insert(3);
-  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 0, deliveries: 0 });
+  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 0, deliveries: 0, attempts: 0 });
   // once the endpoint is past them (or disabled), they go; an old delivered log row goes too
   const evs = await readEvents(db, tenant.tenantId, 0, 100);
   await sql`UPDATE webhook_subscriptions SET cursor_seq = ${evs[1].id} WHERE id = ${subscription.id}`.execute(db);
   await sql`INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, status, created_at)
     VALUES (${tenant.tenantId}, ${subscription.id}, ${evs[0].id}, 'delivered', ${old}),
            (${tenant.tenantId}, ${subscription.id}, ${evs[1].id}, 'pending', ${old})`.execute(db);
-  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 1, deliveries: 1 }, 'the pending delivery keeps its event');
+  assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 1, deliveries: 1, attempts: 0 }, 'the pending delivery keeps its event');
   assert.deepEqual(
     (await readEvents(db, tenant.tenantId, 0, 100)).map((e) => e.id),
     [evs[1].id, evs[2].id],
   );
   // nothing younger than the retention is touched
-  assert.deepEqual(await purgeOldEvents(db, now, 24 * 365), { events: 0, deliveries: 0 });
+  assert.deepEqual(await purgeOldEvents(db, now, 24 * 365), { events: 0, deliveries: 0, attempts: 0 });
 });

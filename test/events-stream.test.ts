@@ -1,7 +1,8 @@
 /**
  * GET /v1/events (docs/events.md, "Live stream"): a client sees a Mate's change at once, resumes
  * with Last-Event-ID without gap or duplicate under concurrent writers, never sees another
- * tenant's events, and (PostgreSQL) sees events caused through another server instance.
+ * tenant's events, (PostgreSQL) sees events caused through another server instance, and ends when
+ * the session that opened it ends.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { STORE_KIND, DATABASE_URL } from './helpers/db.js';
-import { personWithToken, asPerson, type TestPerson } from './helpers/people.js';
+import { personWithToken, asPerson, asSession, signIn, USER_PASSWORD, type Session, type TestPerson } from './helpers/people.js';
 import { SseClient } from './helpers/sse.js';
 import { createApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
@@ -185,3 +186,68 @@ test(
     await client.until(() => client.events.some((e) => e.data.taskId === id), 5000, 'the event caused through the other instance');
   },
 );
+
+test(`${STORE_KIND}: a stream ends with its session: sign-out, a revoked token, the user disabled, a password change, another process's revocation`, async () => {
+  const t = await testApp({ config: { sseHeartbeatSeconds: 1 } });
+  cleanup.push(() => t.close());
+  const base = await listening(t);
+  const a = await seedTenant(t.store, 'sse-end', { processes: [{ processKey: 'Work' }] });
+  const admin = await personWithToken(t.store, a.tenantId, 'admin', 'admin');
+  const open = async (headers: Record<string, string>) => {
+    const c = await SseClient.connect(`${base}/v1/events`, headers);
+    cleanup.push(() => c.close());
+    assert.equal(c.status, 200);
+    return c;
+  };
+  const cookieOf = (s: Session) => ({ cookie: s.cookie });
+  const ended = (c: SseClient, what: string) => c.until(() => c.ended, 10_000, `the stream to end after ${what}`);
+
+  // a control stream that must stay open throughout
+  const control = await open({ authorization: `Bearer ${admin.token}` });
+
+  // sign-out of the session that opened the stream
+  await personWithToken(t.store, a.tenantId, 'viewer', 'vera');
+  const vera = await signIn(t.app, a.clientId, 'vera');
+  const signedIn = await open(cookieOf(vera));
+  const out = await asSession(t.app, vera, { method: 'DELETE', url: '/v1/session' });
+  assert.equal(out.statusCode, 204, out.body);
+  await ended(signedIn, 'sign-out');
+
+  // a personal token revoked by its owner
+  const tom = await personWithToken(t.store, a.tenantId, 'agent', 'tom');
+  const tokenStream = await open({ authorization: `Bearer ${tom.token}` });
+  const tokenId = (await asPerson(t.app, tom, { method: 'GET', url: '/v1/me/tokens' })).json().items[0].id;
+  assert.equal((await asPerson(t.app, tom, { method: 'DELETE', url: `/v1/me/tokens/${tokenId}` })).statusCode, 204);
+  await ended(tokenStream, 'revoking the token');
+
+  // the user disabled by an admin
+  const dora = await personWithToken(t.store, a.tenantId, 'viewer', 'dora');
+  const doraStream = await open({ authorization: `Bearer ${dora.token}` });
+  const disabled = await asPerson(t.app, admin, { method: 'PATCH', url: `/v1/users/${dora.userId}`, payload: { disabled: true } });
+  assert.equal(disabled.statusCode, 200, disabled.body);
+  await ended(doraStream, 'disabling the user');
+
+  // the user's own password change (from another session of theirs)
+  await personWithToken(t.store, a.tenantId, 'viewer', 'pia');
+  const pia = await signIn(t.app, a.clientId, 'pia');
+  const piaStream = await open(cookieOf(pia));
+  const other = await signIn(t.app, a.clientId, 'pia');
+  const changed = await asSession(t.app, other, {
+    method: 'POST',
+    url: '/v1/me/password',
+    payload: { currentPassword: USER_PASSWORD, newPassword: 'a-brand-new-password' },
+  });
+  assert.equal(changed.statusCode, 200, changed.body);
+  await ended(piaStream, 'a password change');
+
+  // revoked by another server process (no change notice here): the next heartbeat's check ends it
+  const olaf = await personWithToken(t.store, a.tenantId, 'viewer', 'olaf');
+  const olafStream = await open({ authorization: `Bearer ${olaf.token}` });
+  await sql`UPDATE user_tokens SET revoked_at = now() WHERE tenant_id = ${a.tenantId} AND user_id = ${olaf.userId}`.execute(t.store.db);
+  await ended(olafStream, "another process's revocation");
+
+  assert.equal(control.ended, false, "other people's streams stay open");
+  const mate = await Mate.signIn(t.app, a);
+  const id = await mate.create('Work', {});
+  await control.until(() => control.events.some((e) => e.event === 'task.created' && e.data.taskId === id));
+});

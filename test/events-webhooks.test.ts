@@ -173,7 +173,7 @@ test(`${STORE_KIND}: events arrive signed and in order; the signature verifies w
 
 test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try, after back-off; later events wait their turn`, async () => {
   const clock = new ManualClock(new Date());
-  const { receiver, api, mate, deliver } = await setup('wh-retry', { clock });
+  const { t, receiver, api, mate, deliver } = await setup('wh-retry', { clock });
   await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
   const hookId = (await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'] })).json().id;
   receiver.plan = [500, 503, 500];
@@ -196,6 +196,35 @@ test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try
   const d1 = log.find((d: any) => d.status === 'delivered' && d.attempts === 4);
   assert.ok(d1, JSON.stringify(log));
   assert.equal(log.length, 2);
+  // every attempt is kept, oldest first, with its own status, answer and error
+  assert.deepEqual(
+    d1.attemptLog.map((a: any) => [a.statusCode, a.responseExcerpt, a.error]),
+    [
+      [500, 'receiver says 500', 'HTTP 500'],
+      [503, 'receiver says 503', 'HTTP 503'],
+      [500, 'receiver says 500', 'HTTP 500'],
+      [200, 'thanks', null],
+    ],
+  );
+  const times = d1.attemptLog.map((a: any) => Date.parse(a.at));
+  assert.deepEqual(
+    times,
+    [...times].sort((x, y) => x - y),
+  );
+  assert.ok(times[3] - times[0] >= 3 * 3600_000, 'the attempts are at the times the clock said');
+  assert.ok(d1.attemptLog.every((a: any) => Number.isInteger(a.durationMs) && a.durationMs >= 0));
+  assert.deepEqual([d1.lastStatusCode, d1.responseExcerpt], [200, 'thanks'], 'the last attempt is still summed up on the delivery');
+
+  // retention: the attempts stay while their delivery is kept, and go with it
+  const { purgeOldEvents } = await import('../src/maintenance/outbox-retention.js');
+  const stored = async () =>
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ${d1.id}`.execute(t.store.db)).rows[0].n;
+  assert.equal(await stored(), 4);
+  assert.equal((await purgeOldEvents(t.store.db, clock.now(), 48)).attempts, 0);
+  assert.equal(await stored(), 4);
+  const purged = await purgeOldEvents(t.store.db, new Date(clock.now().getTime() + 49 * 3600_000), 48);
+  assert.equal(purged.attempts, 5, 'the five attempts of both deliveries are older than the retention');
+  assert.equal(await stored(), 0);
 });
 
 test(`${STORE_KIND}: an endpoint that never answers fails at the end of the 24 h window, is disabled, admins are told; redelivery works`, async () => {

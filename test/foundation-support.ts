@@ -156,6 +156,7 @@ export async function deadPid(): Promise<number> {
 /** The tables of the domain (docs/product.md), all created by the migrations. */
 export const EXPECTED_TABLES: readonly string[] = [
   'audit_log',
+  'bulk_jobs',
   'id_secret',
   'idempotency_keys',
   'kpi_events',
@@ -177,6 +178,7 @@ export const EXPECTED_TABLES: readonly string[] = [
   'tenants',
   'user_tokens',
   'users',
+  'webhook_attempts',
   'webhook_deliveries',
   'webhook_subscriptions',
 ];

@@ -1,32 +1,95 @@
 /**
  * The one permission table (src/people-api/permissions.ts) guards every /v1 route: every route
- * declares a permission; each role is refused (403 forbidden) exactly on the routes it may not
- * use, before anything is read or changed; no credentials and a Mate's token get 401.
+ * declares a permission; the shared route walker (test/helpers/route-walker.ts) then walks every
+ * route: each role is refused (403 forbidden) exactly on the routes it may not use, before
+ * anything is read or changed; no credentials and a Mate's token get 401; a person of another
+ * tenant naming this tenant's ids gets the 404 a missing id gets.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
-import { getToken } from './helpers/mate.js';
-import { peopleOfEveryRole, asPerson, type TestPerson } from './helpers/people.js';
-import { snapshot } from './helpers/snapshot.js';
+import { getToken, Mate } from './helpers/mate.js';
+import { peopleOfEveryRole, personWithToken, type TestPerson } from './helpers/people.js';
+import { personCaller } from './helpers/person.js';
+import { walkOtherTenant, walkRoles, walkWithoutPerson, walkedRoutes, type RouteIds } from './helpers/route-walker.js';
 import { PEOPLE_ROUTES } from '../src/people-api/plugin.js';
-import { allows, isPublic, PERMISSIONS } from '../src/people-api/permissions.js';
+import { PERMISSIONS } from '../src/people-api/permissions.js';
 import type { Role } from '../src/accounts/service.js';
+import { createSubscription, setAllowPrivateTargets } from '../src/events/webhooks.js';
+import { loadProcessById } from '../src/processes/store.js';
+import { readBulkRequest } from '../src/tasks/bulk.js';
 
 let t: TestApp;
 let a: SeededTenant;
 let people: Record<Role, TestPerson>;
+let stranger: TestPerson;
+/** an id of every kind the routes name, each existing in tenant a */
+let ids: RouteIds;
 
 before(async () => {
   t = await testApp();
-  a = await seedTenant(t.store, 'acme', { processes: [{ processKey: 'p1', fields: [{ name: 'n', type: 'text' }] }] });
+  a = await seedTenant(t.store, 'acme', {
+    processes: [{ processKey: 'p1', fields: [{ name: 'n', type: 'text' }], rules: [{ name: 'limit', type: 'number', value: 5 }] }],
+  });
+  const b = await seedTenant(t.store, 'bravo', { processes: [{ processKey: 'p1', fields: [{ name: 'n', type: 'text' }] }] });
   people = await peopleOfEveryRole(t.store, a.tenantId);
+  // an admin of the other tenant: no permission stands between them and any route
+  stranger = await personWithToken(t.store, b.tenantId, 'admin', 'b-admin');
+  const db = t.store.db;
+  const proc = (await db.selectFrom('processes').select('id').where('tenant_id', '=', a.tenantId).executeTakeFirstOrThrow()).id;
+  const rule = (await db.selectFrom('process_rules').select('id').where('tenant_id', '=', a.tenantId).executeTakeFirstOrThrow()).id;
+  const mate = await Mate.signIn(t.app, a);
+  const task = await mate.create('p1', { n: 'x' });
+  const token = (
+    await db
+      .selectFrom('user_tokens')
+      .select('id')
+      .where('tenant_id', '=', a.tenantId)
+      .where('user_id', '=', people.viewer.userId)
+      .executeTakeFirstOrThrow()
+  ).id;
+  const notification = (
+    await db
+      .insertInto('notifications')
+      .values({ tenant_id: a.tenantId, process_id: proc, kind: 'info', message: 'hello', mate_id: null, created_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+  await setAllowPrivateTargets(db, a.tenantId, true);
+  const hook = (await createSubscription(db, a.tenantId, { url: 'http://127.0.0.1:9/hook', eventTypes: ['task.solved'] })).subscription.id;
+  const delivery = (
+    await db
+      .insertInto('webhook_deliveries')
+      .values({ tenant_id: a.tenantId, subscription_id: hook, event_id: 1, status: 'failed', created_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+  const procDef = (await loadProcessById(db, a.tenantId, proc))!;
+  const caller = personCaller(a.tenantId, { id: people.agent.userId, username: 'agent' }, new Date());
+  const job = (
+    await t.app.services.bulkJobs.start(caller, procDef, readBulkRequest({ action: 'urgent', urgent: true, ids: [task] }, procDef, 'UTC'))
+  ).jobId;
+  await t.app.services.bulkJobs.wait(a.tenantId, job);
+  ids = {
+    processes: proc,
+    rules: rule,
+    tasks: task,
+    tokens: token,
+    users: people.viewer.userId,
+    mates: a.mateId,
+    jobs: job,
+    notifications: notification,
+    webhooks: hook,
+    deliveries: delivery,
+  };
+  assert.equal(
+    (await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE tenant_id = ${a.tenantId} AND urgent`.execute(db)).rows[0].n,
+    1,
+  );
 });
 after(() => t.close());
-
-/** A concrete path for a route: every :param becomes a large id that exists nowhere. */
-const pathOf = (url: string) => `/v1${url.replace(/:[A-Za-z]+/g, '987654321')}`;
 
 test('every /v1 route in the OpenAPI document is a route of the table, with a known permission', async () => {
   const spec = t.app.swagger() as { paths: Record<string, Record<string, unknown>> };
@@ -53,48 +116,17 @@ test('a route without a permission does not register', async () => {
   }, /declares no permission/);
 });
 
-test('each role gets 403 forbidden on every route it may not use, and nothing changes', async () => {
-  // tokens record their last use; everything else must stay as it was
-  const state = async () => {
-    const s = await snapshot(t.store.db);
-    delete s.user_tokens;
-    return s;
-  };
-  const before = await state();
-  let refused = 0;
-  for (const route of PEOPLE_ROUTES) {
-    if (isPublic(route.permission)) continue;
-    for (const role of ['admin', 'developer', 'agent', 'viewer'] as const) {
-      // a write the role may do would happen: only reads are tried for allowed roles (not streams, which never end)
-      if (allows(route.permission, role) && (route.method !== 'GET' || route.stream)) continue;
-      const res = await asPerson(t.app, people[role], {
-        method: route.method,
-        url: pathOf(route.url),
-        payload: route.body ? {} : undefined,
-      });
-      const label = `${role} ${route.method} ${route.url} → ${res.statusCode} ${res.body}`;
-      if (allows(route.permission, role)) {
-        assert.notEqual(res.statusCode, 403, label);
-        assert.notEqual(res.statusCode, 401, label);
-      } else {
-        assert.equal(res.statusCode, 403, label);
-        assert.equal(res.json().code, 'forbidden', label);
-        refused++;
-      }
-    }
-  }
-  assert.deepEqual(await state(), before);
-  assert.ok(refused >= 20, `only ${refused} refusals checked`);
+test('each role gets 403 forbidden on every route it may not use, with ids that exist, and nothing changes', async () => {
+  const refused = await walkRoles(t.app, t.store.db, ids, people);
+  assert.ok(refused >= 60, `only ${refused} refusals checked`);
 });
 
 test('no credentials and a Mate token get 401 on every route but sign-in', async () => {
-  const mateToken = await getToken(t.app, a);
-  for (const route of PEOPLE_ROUTES) {
-    if (isPublic(route.permission)) continue;
-    const none = await t.app.inject({ method: route.method, url: pathOf(route.url) });
-    assert.equal(none.statusCode, 401, `${route.method} ${route.url}`);
-    assert.equal(none.json().code, 'unauthenticated');
-    const mate = await t.app.inject({ method: route.method, url: pathOf(route.url), headers: { authorization: `Bearer ${mateToken}` } });
-    assert.equal(mate.statusCode, 401, `${route.method} ${route.url}`);
-  }
+  const n = await walkWithoutPerson(t.app, t.store.db, ids, await getToken(t.app, a));
+  assert.equal(n, 2 * walkedRoutes().length);
+});
+
+test("a person of another tenant naming this tenant's ids gets the 404 a missing id gets, on every route with an id", async () => {
+  const n = await walkOtherTenant(t.app, t.store.db, ids, stranger);
+  assert.ok(n >= 40, `only ${n} routes with an id walked`);
 });

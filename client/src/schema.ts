@@ -3390,7 +3390,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * The fields editor: replace the fields (in order). Refused with 409 conflict, naming each field and the number of tasks not Solved, when existing tasks would violate the change
+         * The fields editor: replace the fields (in order); renamedFrom renames a field and its values follow. Refused with 409 conflict, naming each field and the number of tasks not Solved, when existing tasks would violate the change. NeedsData tasks the change makes complete move to Ready
          * @description Permission `processes.manage`: admin, developer.
          */
         put: {
@@ -3414,6 +3414,8 @@ export interface paths {
                             unique?: boolean;
                             options?: string[];
                             default?: unknown;
+                            /** @description the existing field this one renames: its values follow */
+                            renamedFrom?: string;
                         }[];
                     };
                 };
@@ -3436,6 +3438,13 @@ export interface paths {
                                 options: string[];
                                 default: unknown;
                             }[];
+                            renamed: {
+                                from: string;
+                                to: string;
+                                tasks: number;
+                            }[];
+                            /** @description NeedsData tasks the change made complete, moved to Ready */
+                            movedToReady: number;
                         };
                     };
                 };
@@ -5821,7 +5830,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept 24 h by the server process that runs it)
+         * A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)
          * @description Permission `tasks.read`: admin, developer, agent, viewer.
          */
         get: {
@@ -6703,7 +6712,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The delivery log, newest first: status, attempts, last status code, duration, an excerpt of the answer
+         * The delivery log, newest first: status, attempts, the last status code, duration and answer excerpt, and every attempt (time, status, duration, answer excerpt, error)
          * @description Permission `webhooks.read`: admin, developer.
          */
         get: {
@@ -6746,6 +6755,16 @@ export interface paths {
                                 createdAt: string;
                                 /** Format: date-time */
                                 deliveredAt: string | null;
+                                /** @description every attempt, oldest first */
+                                attemptLog: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    statusCode: number | null;
+                                    durationMs: number;
+                                    /** @description at most 1 KB of the answer */
+                                    responseExcerpt: string | null;
+                                    error: string | null;
+                                }[];
                             }[];
                         };
                     };

@@ -221,9 +221,12 @@ export async function openSession(tx: Tx, person: Person, now: Date): Promise<Si
   return { token, csrfToken: csrfTokenFor(token), person: { ...person, credential: { kind: 'session', id: row.id, expiresAt } } };
 }
 
-/** Ends one credential (sign-out, or revoking a personal access token of the user's). */
-export async function revokeCredential(db: Kysely<Database>, tenantId: number, userId: number, id: number, now: Date): Promise<boolean> {
-  const r = await db
+/**
+ * Ends one credential (sign-out, or revoking a personal access token of the user's). Published as
+ * a change of the user: their open event streams check their credential at once.
+ */
+export async function revokeCredential(tx: Tx, tenantId: number, userId: number, id: number, now: Date): Promise<boolean> {
+  const r = await tx.db
     .updateTable('user_tokens')
     .set({ revoked_at: now })
     .where('tenant_id', '=', tenantId)
@@ -231,7 +234,23 @@ export async function revokeCredential(db: Kysely<Database>, tenantId: number, u
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
+  tx.publish({ kind: 'user', tenantId, userId });
   return Number(r.numUpdatedRows) > 0;
+}
+
+/**
+ * Whether a credential still lets its person in: not revoked, not expired, the user enabled (the
+ * checks of authenticatePersonToken, by the credential's id). Open event streams ask it again.
+ */
+export async function credentialIsLive(db: Kysely<Database>, tenantId: number, credentialId: number, now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('user_tokens as t')
+    .innerJoin('users as u', (j) => j.onRef('u.tenant_id', '=', 't.tenant_id').onRef('u.id', '=', 't.user_id'))
+    .select(['t.revoked_at', 't.expires_at', 'u.disabled'])
+    .where('t.tenant_id', '=', tenantId)
+    .where('t.id', '=', credentialId)
+    .executeTakeFirst();
+  return !!row && row.revoked_at === null && !row.disabled && (row.expires_at === null || row.expires_at.getTime() > now.getTime());
 }
 
 /** Ends every session and token of a user (disabled, or a new password). */
@@ -301,8 +320,8 @@ export async function listPersonalTokens(db: Kysely<Database>, tenantId: number,
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, expiresAt: r.expires_at, lastUsedAt: r.last_used_at }));
 }
 
-export async function revokePersonalToken(db: Kysely<Database>, tenantId: number, userId: number, id: number, now: Date): Promise<void> {
-  const r = await db
+export async function revokePersonalToken(tx: Tx, tenantId: number, userId: number, id: number, now: Date): Promise<void> {
+  const r = await tx.db
     .updateTable('user_tokens')
     .set({ revoked_at: now })
     .where('tenant_id', '=', tenantId)
@@ -312,6 +331,7 @@ export async function revokePersonalToken(db: Kysely<Database>, tenantId: number
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) throw new Refusal('not_found', `No personal access token ${id}`);
+  tx.publish({ kind: 'user', tenantId, userId });
 }
 
 /**

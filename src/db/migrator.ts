@@ -25,9 +25,13 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     .readdirSync(dir)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((file, i) => {
+    .map((file, i, files) => {
       const version = Number(file.slice(0, 4));
-      if (version !== i + 1) throw new Error(`migration ${file} is out of sequence (expected ${String(i + 1).padStart(4, '0')})`);
+      // Versions rise strictly; a gap is allowed because parallel branches each reserve a number
+      // (0007 may be merged before 0006), and the loop in migrate() applies whatever is missing.
+      const prev = i === 0 ? 0 : Number(files[i - 1].slice(0, 4));
+      if (version <= prev)
+        throw new Error(`migration ${file} is out of sequence (expected a number above ${String(prev).padStart(4, '0')})`);
       const sql = fs.readFileSync(path.join(dir, file), 'utf8');
       return { version, name: file.replace(/\.sql$/, ''), sql, checksum: crypto.createHash('sha256').update(sql).digest('hex') };
     });

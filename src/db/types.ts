@@ -32,6 +32,7 @@ export type KpiEventOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'Run';
 export type NotificationKind = 'failure' | 'stoppedByErrors' | 'webhookDisabled' | 'info';
 export type IdempotencyState = 'in_progress' | 'done';
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type BulkJobState = 'running' | 'done' | 'failed';
 
 export interface TenantsTable {
   id: Generated<number>;
@@ -360,6 +361,51 @@ export interface WebhookDeliveriesTable {
   response_excerpt: string | null;
 }
 
+/** A task a bulk job could not change, and why. */
+export interface BulkJobError {
+  taskId: number;
+  code: string;
+  message: string;
+}
+
+/** People's bulk jobs, their progress and lease (src/tasks/bulk.ts). */
+export interface BulkJobsTable {
+  tenant_id: number;
+  id: string;
+  process_id: number;
+  action: string;
+  request: Json<Record<string, unknown>>;
+  time_zone: string;
+  actor_type: ActorType;
+  actor_id: number | null;
+  actor_name: string;
+  created_at: Timestamp;
+  state: BulkJobState;
+  max_id: ColumnType<number, number | undefined, number>;
+  cursor: ColumnType<number, number | undefined, number>;
+  total: number;
+  done: ColumnType<number, number | undefined, number>;
+  failed: ColumnType<number, number | undefined, number>;
+  skipped: ColumnType<number, number | undefined, number>;
+  errors: ColumnType<BulkJobError[], string | undefined, string>;
+  message: string | null;
+  finished_at: Timestamp | null;
+  lease_owner: string | null;
+  lease_until: Timestamp | null;
+}
+
+/** One attempt of a webhook delivery (src/events/webhooks.ts). */
+export interface WebhookAttemptsTable {
+  tenant_id: number;
+  delivery_id: number;
+  id: Generated<number>;
+  at: Timestamp;
+  status_code: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
 export interface AuditLogTable {
   tenant_id: number;
   id: Generated<number>;
@@ -397,4 +443,6 @@ export interface Database {
   outbox_sequencer: OutboxSequencerTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
+  bulk_jobs: BulkJobsTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

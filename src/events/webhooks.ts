@@ -214,6 +214,17 @@ export interface Delivery {
   responseExcerpt: string | null;
   createdAt: Date;
   deliveredAt: Date | null;
+  /** every attempt, oldest first (kept until the retention job purges it) */
+  attemptLog: DeliveryAttempt[];
+}
+
+/** One attempt of a delivery: when, the receiver's status (null: no answer), how long, what it answered or why it failed. */
+export interface DeliveryAttempt {
+  at: Date;
+  statusCode: number | null;
+  durationMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
 }
 
 /** The delivery log of one subscription, newest first. */
@@ -231,7 +242,13 @@ export async function listDeliveries(
     WHERE d.tenant_id = ${tenantId} AND d.subscription_id = ${subscriptionId}
       ${opts.status ? sql`AND d.status = ${opts.status}` : sql``} ${opts.beforeId ? sql`AND d.id < ${opts.beforeId}` : sql``}
     ORDER BY d.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
+  const attempts = await listAttempts(
+    db,
+    tenantId,
+    rows.map((r) => r.id as number),
+  );
   return rows.map((r) => ({
+    attemptLog: attempts.get(r.id) ?? [],
     id: r.id,
     subscriptionId: r.subscription_id,
     eventId: r.event_id,
@@ -247,6 +264,26 @@ export async function listDeliveries(
     createdAt: r.created_at,
     deliveredAt: r.delivered_at,
   }));
+}
+
+/** The attempts of these deliveries, oldest first. */
+async function listAttempts(db: Kysely<Database>, tenantId: number, deliveryIds: number[]): Promise<Map<number, DeliveryAttempt[]>> {
+  const out = new Map<number, DeliveryAttempt[]>();
+  if (deliveryIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .select(['delivery_id', 'at', 'status_code', 'duration_ms', 'response_excerpt', 'error'])
+    .where('tenant_id', '=', tenantId)
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('id')
+    .execute();
+  for (const r of rows) {
+    const list = out.get(r.delivery_id) ?? [];
+    list.push({ at: r.at, statusCode: r.status_code, durationMs: r.duration_ms, responseExcerpt: r.response_excerpt, error: r.error });
+    out.set(r.delivery_id, list);
+  }
+  return out;
 }
 
 /**
@@ -447,11 +484,19 @@ export class Dispatcher {
     this.opts.onAttempt?.(outcome, result.durationMs / 1000);
     const status = result.ok ? 'delivered' : giveUp ? 'failed' : 'pending';
     const nextAt = status === 'pending' ? new Date(after.getTime() + backoffMs(attempts, this.opts.random)) : null;
-    await sql`UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, next_attempt_at = ${nextAt},
-        last_attempt_at = ${now}, last_status_code = ${result.status}, last_error = ${result.error?.slice(0, 500) ?? null},
-        duration_ms = ${result.durationMs}, response_excerpt = ${result.excerpt},
-        delivered_at = ${result.ok ? after : null}
-      WHERE tenant_id = ${s.tenant_id} AND id = ${d.id}`.execute(this.db);
+    const error = result.error?.slice(0, 500) ?? null;
+    // the delivery's latest state and the attempt's log row, in one statement
+    await sql`WITH d AS (
+        UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, next_attempt_at = ${nextAt},
+          last_attempt_at = ${now}, last_status_code = ${result.status}, last_error = ${error},
+          duration_ms = ${result.durationMs}, response_excerpt = ${result.excerpt},
+          delivered_at = ${result.ok ? after : null}
+        WHERE tenant_id = ${s.tenant_id} AND id = ${d.id} RETURNING tenant_id, id
+      )
+      INSERT INTO webhook_attempts (tenant_id, delivery_id, at, status_code, duration_ms, response_excerpt, error)
+      SELECT tenant_id, id, ${now}, ${result.status}, ${Math.round(result.durationMs)}, ${result.excerpt}, ${error} FROM d`.execute(
+      this.db,
+    );
     if (result.ok) {
       await sql`UPDATE webhook_subscriptions SET failed_in_a_row = 0 WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND failed_in_a_row <> 0`.execute(
         this.db,

@@ -1,6 +1,6 @@
 /**
- * Retention of events and delivery logs (docs/events.md, "Retention"): finished deliveries older
- * than the retention are deleted, and so are numbered events older than it that no pending
+ * Retention of events and delivery logs (docs/events.md, "Retention"): delivery attempts and
+ * finished deliveries older than the retention are deleted, and so are numbered events older than it that no pending
  * delivery and no enabled endpoint still behind them needs. Batches of 5000 keep each statement
  * short; the job loops until a batch comes back short.
  */
@@ -13,10 +13,20 @@ export async function purgeOldEvents(
   db: Kysely<Database>,
   now: Date,
   retentionHours: number,
-): Promise<{ events: number; deliveries: number }> {
+): Promise<{ events: number; deliveries: number; attempts: number }> {
   const cutoff = new Date(now.getTime() - retentionHours * 3600 * 1000);
   let deliveries = 0;
   let events = 0;
+  let attempts = 0;
+  // attempts older than the retention, also of deliveries still pending or redelivered since
+  // (a purged delivery takes its attempts with it: ON DELETE CASCADE)
+  for (;;) {
+    const r = await sql`DELETE FROM webhook_attempts WHERE (tenant_id, delivery_id, id) IN (
+        SELECT tenant_id, delivery_id, id FROM webhook_attempts WHERE at < ${cutoff} LIMIT ${BATCH})`.execute(db);
+    const n = Number(r.numAffectedRows ?? 0);
+    attempts += n;
+    if (n < BATCH) break;
+  }
   for (;;) {
     const r = await sql`DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
         SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH})`.execute(db);
@@ -35,5 +45,5 @@ export async function purgeOldEvents(
     events += n;
     if (n < BATCH) break;
   }
-  return { events, deliveries };
+  return { events, deliveries, attempts };
 }

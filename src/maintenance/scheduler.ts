@@ -11,12 +11,16 @@ import { recoverExpiredLeases } from './leases.js';
 import { closeIdleRuns } from './idle-runs.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency-expiry.js';
 import { pruneSignInFailures } from './signin-pruning.js';
+import { purgeEndedBulkJobs, resumeBulkJobs } from './bulk-jobs.js';
+import type { BulkJobs } from '../tasks/bulk.js';
 
 export interface MaintenanceDeps {
   db: Kysely<Database>;
   units: Units;
   clock: Clock;
   throttle: SignInThrottle;
+  /** unfinished bulk jobs no live process holds are resumed by the sweep */
+  bulkJobs?: BulkJobs;
   /** when the last sweep finished (shown by /readyz) */
   state?: { lastRunAt: Date | null };
 }
@@ -33,9 +37,9 @@ const LEASE_BATCH = 500;
 
 /** Runs every job once at `now`. */
 export async function sweepOnce(
-  deps: Pick<MaintenanceDeps, 'db' | 'units'>,
+  deps: Pick<MaintenanceDeps, 'db' | 'units' | 'bulkJobs'>,
   now: Date,
-): Promise<{ recovered: number; runsClosed: number }> {
+): Promise<{ recovered: number; runsClosed: number; bulkJobsResumed: number }> {
   let recovered = 0;
   for (;;) {
     const n = await recoverExpiredLeases(deps.units, now, LEASE_BATCH);
@@ -44,7 +48,9 @@ export async function sweepOnce(
   }
   const runsClosed = await closeIdleRuns(deps.db, now);
   await purgeExpiredIdempotencyKeys(deps.db, now);
-  return { recovered, runsClosed };
+  await purgeEndedBulkJobs(deps.db, now);
+  const bulkJobsResumed = deps.bulkJobs ? await resumeBulkJobs(deps.bulkJobs) : 0;
+  return { recovered, runsClosed, bulkJobsResumed };
 }
 
 /** Runs the jobs every interval; returns the function that stops them (awaiting a sweep in progress). */
@@ -54,7 +60,8 @@ export function startMaintenance(deps: MaintenanceDeps, intervalSeconds: number,
     if (running) return; // a slow sweep is never overlapped by the next one
     running = sweepOnce(deps, deps.clock.now())
       .then(async (r) => {
-        if (r.recovered || r.runsClosed) log.info(r, 'sweeper recovered expired locks / closed idle runs');
+        if (r.recovered || r.runsClosed || r.bulkJobsResumed)
+          log.info(r, 'sweeper recovered expired locks / closed idle runs / resumed bulk jobs');
         if (deps.state) deps.state.lastRunAt = deps.clock.now();
         await pruneSignInFailures(deps.throttle);
       })

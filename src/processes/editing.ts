@@ -146,24 +146,38 @@ async function countOpenTasks(db: Kysely<Database>, tenantId: number, processId:
   return Number(rows[0].n);
 }
 
-const hasValue = (name: string) =>
+/** The task (alias t) holds a value for the field: present, not null, not empty text. */
+export const hasValue = (name: string) =>
   sql`(t.data -> ${name}) IS NOT NULL AND jsonb_typeof(t.data -> ${name}) <> 'null' AND (t.data -> ${name}) <> '""'::jsonb`;
+
+/** A field of the fields editor: `renamedFrom` names the existing field it renames (its values follow). */
+export type FieldEdit = FieldInput & { renamedFrom?: string };
 
 /**
  * Replaces the process's fields by `fields`, in their order (docs/product.md §3). A field is identified by
- * its name (ignoring case); renaming is removing one field and adding another. Refused, naming
- * each field and the number of tasks, when tasks not yet Solved would violate the new definition:
- * a type change over existing values, removed dropdown options in use, a new required field they
- * lack, a removed field that holds values, or a change of the unique key fields while any such task exists.
+ * its name (ignoring case), or by `renamedFrom` when it renames an existing field: the new name may
+ * not be another existing field's (409 conflict). Refused, naming each field and the number of
+ * tasks, when tasks not yet Solved would violate the new definition: a type change over existing
+ * values, removed dropdown options in use, a new required field they lack, a removed field that
+ * holds values, or a change of the unique key fields while any such task exists. The task data of
+ * a renamed field follows in src/tasks/fields.ts, which calls this.
  */
 export async function replaceFields(
   tx: Tx,
   tenantId: number,
   processId: number,
-  fields: FieldInput[],
+  fields: FieldEdit[],
   timeZone: string,
 ): Promise<FieldView[]> {
   const invalid = validateFields(fields);
+  const renamedFrom = new Set<string>();
+  fields.forEach((f, index) => {
+    if (f.renamedFrom === undefined) return;
+    const from = f.renamedFrom.toLowerCase();
+    if (renamedFrom.has(from))
+      invalid.push({ index, field: f.name, code: 'invalid_field', message: `Field "${f.renamedFrom}" is renamed twice` });
+    renamedFrom.add(from);
+  });
   fields.forEach((f, index) => {
     if (f.default === undefined || f.default === null) return;
     const c = convertFieldValue(
@@ -187,14 +201,29 @@ export async function replaceFields(
   await requireProcess(tx.db, tenantId, processId);
   const old = await loadFields(tx.db, tenantId, processId);
   const oldByName = new Map(old.map((f) => [f.name.toLowerCase(), f]));
-  const newNames = new Set(fields.map((f) => f.name.toLowerCase()));
+  // each new field's existing field: the one it renames, else the one of its name
+  const origin = (f: FieldEdit) => oldByName.get((f.renamedFrom ?? f.name).toLowerCase());
+  for (const [index, f] of fields.entries()) {
+    if (f.renamedFrom === undefined) continue;
+    const from = oldByName.get(f.renamedFrom.toLowerCase());
+    if (!from) {
+      const message = `Field "${f.renamedFrom}" to rename is not a field of this process`;
+      throw new Refusal('invalid_field', message, [{ index, field: `fields[${index}].renamedFrom`, code: 'invalid_field', message }]);
+    }
+    const taken = oldByName.get(f.name.toLowerCase());
+    if (taken && taken !== from) {
+      const message = `Field "${from.name}" cannot be renamed to "${f.name}": a field of that name exists`;
+      throw new Refusal('conflict', message, [{ index, field: f.name, code: 'conflict', message }]);
+    }
+  }
+  const newNames = new Set(fields.map((f) => (origin(f)?.name ?? f.name).toLowerCase()));
   const conflicts: { field: string; index?: number; reason: string; affectedTasks: number }[] = [];
   const check = async (field: string, index: number | undefined, reason: string, where: ReturnType<typeof sql>) => {
     const n = await countOpenTasks(tx.db, tenantId, processId, where);
     if (n > 0) conflicts.push({ field, index, reason, affectedTasks: n });
   };
   for (const [index, f] of fields.entries()) {
-    const o = oldByName.get(f.name.toLowerCase());
+    const o = origin(f);
     if (!o) {
       if (f.required && !(f.default !== undefined && f.default !== null))
         await check(f.name, index, 'is a new required field without a default', sql`true`);
@@ -216,7 +245,8 @@ export async function replaceFields(
       .filter((f) => f.isKey && f.unique)
       .map((f) => f.name.toLowerCase())
       .join(',');
-  if (keyOf(old) !== keyOf(fields)) await check('(unique key)', undefined, 'changes the unique key fields', sql`true`);
+  if (keyOf(old) !== keyOf(fields.map((f) => ({ ...f, name: origin(f)?.name ?? f.name }))))
+    await check('(unique key)', undefined, 'changes the unique key fields', sql`true`);
   if (conflicts.length) {
     const problems: FieldProblem[] = conflicts.map((c) => ({
       field: c.field,

@@ -14,21 +14,40 @@
  * - Every history row a job writes carries the request id `bulk:<jobId>`, so what a job did can be
  *   read from the history even after a restart.
  *
- * Jobs and their progress live in the memory of the server process that runs them (BulkJobs,
- * one per Services): another server process does not know them, and a restart forgets them; a job
- * cut short by a shutdown is marked failed with what it had done.
+ * Jobs survive a restart: each lives in bulk_jobs (migration 0007) with what it was asked and how
+ * far it got, and each chunk's task changes and the job's progress (the last task id done, or the
+ * number of listed ids done) commit in one transaction, so a resumed job neither does a task twice
+ * nor misses one. The server process running a job holds a lease on it (LEASE_MS, renewed with each
+ * chunk); at a shutdown it lets go after the current chunk, and a process that died loses it when
+ * it runs out. Maintenance in every server process claims such jobs (FOR UPDATE SKIP LOCKED) and
+ * resumes them (src/maintenance/bulk-jobs.ts); a process that finds its lease taken rolls its
+ * chunk back and stops. Reading a job's progress works from any process.
  */
 import crypto from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db/types.js';
+import type { BulkJobError, BulkJobState, Database } from '../db/types.js';
 import type { Units } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import type { Actor, Caller } from '../lib/caller.js';
-import { Refusal, refused, type ErrorCode, type FieldProblem, type Outcome } from '../lib/errors.js';
+import { Refusal, refused, type FieldProblem, type Outcome } from '../lib/errors.js';
+import { audit } from '../audit/store.js';
 import { showValue, toBoolean } from '../lib/values.js';
-import type { ProcessDef } from '../processes/store.js';
+import { loadProcessById, type ProcessDef } from '../processes/store.js';
 import { actOnTasks, type PersonAction } from './people.js';
-import { countTasks, filterCondition, readTaskFilter, type TaskFilter } from './search.js';
+import { countTasks, readTaskFilter, type TaskFilter } from './search.js';
+import {
+  claimBulkJobs,
+  finishBulkJob,
+  highestTaskId,
+  insertBulkJob,
+  LostLease,
+  nextFilteredIds,
+  readBulkJob,
+  releaseBulkJob,
+  saveBulkProgress,
+  type BulkJobRow,
+  type BulkProgress,
+} from './bulk-store.js';
 import { QUEUES } from './state-machine.js';
 import type { TaskRow } from './store.js';
 
@@ -38,14 +57,20 @@ export const CHUNK_SIZE = 500;
 /** The most ids one request may list (a larger set is a filter). */
 export const MAX_IDS = 100_000;
 const MAX_ERRORS = 1000;
-/** Finished jobs are kept this long (and at most MAX_JOBS of them) for their progress to be read. */
-const KEEP_MS = 24 * 3600 * 1000;
-const MAX_JOBS = 1000;
+/**
+ * A server process holds a job for this long past its last chunk (a chunk of 500 takes well under
+ * a second); a process that died leaves its jobs to another after at most a minute.
+ */
+export const LEASE_MS = 60_000;
+/** Ended jobs are kept this long for their progress to be read, then purged by maintenance. */
+export const KEEP_JOBS_MS = 7 * 24 * 3600 * 1000;
 
 export type BulkTarget = { ids: number[] } | { filter: TaskFilter };
 
 export interface BulkRequest {
   action: BulkAction;
+  /** the body as given: kept with the job, and read again when another process resumes it */
+  body: Record<string, unknown>;
   /** the person action applied to each task */
   input: PersonAction;
   target: BulkTarget;
@@ -109,7 +134,7 @@ export function readBulkRequest(body: unknown, proc: ProcessDef, timeZone: strin
     if (typeof b.filter !== 'object' || Array.isArray(b.filter)) throw bad('filter', '"filter" must be an object of list query keys');
     target = { filter: readTaskFilter(b.filter as Record<string, unknown>, proc, timeZone) };
   }
-  return { action, input, target };
+  return { action, body: b, input, target };
 }
 
 /** How many tasks a bulk action would visit now (the preview before it runs). */
@@ -125,15 +150,9 @@ export async function countMatching(db: Kysely<Database>, caller: Caller, proc: 
   return n;
 }
 
-export interface BulkJobError {
-  taskId: number;
-  code: ErrorCode;
-  message: string;
-}
-
 export interface BulkJobView {
   id: string;
-  status: 'running' | 'done' | 'failed';
+  status: BulkJobState;
   action: BulkAction;
   processId: number;
   total: number;
@@ -149,163 +168,271 @@ export interface BulkJobView {
   message: string | null;
 }
 
-interface Job {
-  view: BulkJobView;
-  tenantId: number;
-  finished: Promise<void>;
-  endedAt: number | null;
+function viewOf(row: BulkJobRow): BulkJobView {
+  return {
+    id: row.id,
+    status: row.state,
+    action: row.action as BulkAction,
+    processId: row.process_id,
+    total: row.total,
+    done: row.done,
+    failed: row.failed,
+    skipped: row.skipped,
+    errors: row.errors,
+    createdBy: { type: row.actor_type, id: row.actor_id, name: row.actor_name },
+    createdAt: row.created_at.toISOString(),
+    finishedAt: row.finished_at?.toISOString() ?? null,
+    message: row.message,
+  };
 }
 
-/** The bulk jobs of this server process (see the module comment: progress is per process). */
+/** A job this server process runs: what it was asked and how far it got (the committed progress). */
+interface Running {
+  id: string;
+  tenantId: number;
+  caller: Caller;
+  proc: ProcessDef;
+  req: BulkRequest;
+  maxId: number;
+  progress: BulkProgress;
+  finished: Promise<void>;
+}
+
+export interface BulkJobsOptions {
+  chunkSize?: number;
+  /** how long a server process holds a job without writing progress before another may take it over */
+  leaseMs?: number;
+}
+
+/**
+ * The bulk jobs of the tenants, persisted in bulk_jobs; this object runs the ones its server
+ * process holds the lease of, and claims (resume) the ones no live process holds.
+ */
 export class BulkJobs {
-  private readonly jobs = new Map<string, Job>();
+  /** this server process's name on the leases it holds */
+  readonly owner = crypto.randomUUID();
+  private readonly running = new Map<string, Running>();
   private stopping = false;
+  private readonly chunkSize: number;
+  private readonly leaseMs: number;
+  /** Awaited after each committed chunk (tests stop or stall a server halfway with it). */
+  afterChunk: ((jobId: string) => void | Promise<void>) | null = null;
 
   constructor(
     private readonly units: Units,
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly chunkSize = CHUNK_SIZE,
-  ) {}
+    opts: BulkJobsOptions | number = {},
+  ) {
+    const o = typeof opts === 'number' ? { chunkSize: opts } : opts;
+    this.chunkSize = o.chunkSize ?? CHUNK_SIZE;
+    this.leaseMs = o.leaseMs ?? LEASE_MS;
+  }
 
-  /** Counts the tasks and starts the job; answers at once with its id and total. */
+  /** Counts the tasks, records the job (and its audit entry) and starts it; answers at once with its id and total. */
   async start(caller: Caller, proc: ProcessDef, req: BulkRequest): Promise<{ jobId: string; total: number }> {
     if (caller.actor.type !== 'user') throw new Error('bulk.ts: the caller must be a person');
     if (this.stopping) throw new Refusal('unavailable', 'The server is shutting down; start the bulk action again');
-    this.prune();
     const id = crypto.randomUUID();
     const total = await countMatching(this.db, caller, proc, req.target);
-    let maxId = 0;
-    if ('filter' in req.target) {
-      const { rows } = await sql<{ m: number | null }>`SELECT max(id) AS m FROM tasks
-        WHERE tenant_id = ${caller.tenantId} AND process_id = ${proc.id}`.execute(this.db);
-      maxId = Number(rows[0].m ?? 0);
-    }
-    const view: BulkJobView = {
+    const maxId = 'filter' in req.target ? await highestTaskId(this.db, caller.tenantId, proc.id) : 0;
+    const now = this.clock.now();
+    await this.units.transaction(async (tx) => {
+      await insertBulkJob(tx.db, {
+        tenant_id: caller.tenantId,
+        id,
+        process_id: proc.id,
+        action: req.action,
+        request: req.body,
+        time_zone: caller.timeZone,
+        actor: caller.actor,
+        created_at: caller.now,
+        max_id: maxId,
+        total,
+        lease_owner: this.owner,
+        lease_until: new Date(now.getTime() + this.leaseMs),
+      });
+      await audit(tx, caller, {
+        action: 'bulk.start',
+        targetType: 'bulkJob',
+        targetId: id,
+        details: { processId: proc.id, request: req.body, total },
+      });
+    });
+    this.launch({
       id,
-      status: 'running',
-      action: req.action,
-      processId: proc.id,
-      total,
-      done: 0,
-      failed: 0,
-      skipped: 0,
-      errors: [],
-      createdBy: caller.actor,
-      createdAt: caller.now.toISOString(),
-      finishedAt: null,
-      message: null,
-    };
-    const job: Job = { view, tenantId: caller.tenantId, finished: Promise.resolve(), endedAt: null };
-    const jobCaller: Caller = { ...caller, requestId: `bulk:${id}` };
-    job.finished = this.run(job, jobCaller, proc, req, maxId);
-    this.jobs.set(id, job);
+      tenantId: caller.tenantId,
+      caller: { ...caller, requestId: `bulk:${id}` },
+      proc,
+      req,
+      maxId,
+      progress: { cursor: 0, done: 0, failed: 0, skipped: 0, errors: [] },
+      finished: Promise.resolve(),
+    });
     return { jobId: id, total };
   }
 
-  /** A job's progress; null for an unknown id or another tenant's job. */
-  get(tenantId: number, jobId: string): BulkJobView | null {
-    const job = this.jobs.get(jobId);
-    if (!job || job.tenantId !== tenantId) return null;
-    return { ...job.view, errors: [...job.view.errors] };
+  /**
+   * Claims up to `limit` unfinished jobs that no live server process holds (a lease run out, or let
+   * go at a shutdown) and runs them from where their committed progress says. Returns how many.
+   */
+  async resume(limit = 4): Promise<number> {
+    if (this.stopping) return 0;
+    const now = this.clock.now();
+    const rows = await this.units.transaction((tx) => claimBulkJobs(tx.db, this.owner, now, new Date(now.getTime() + this.leaseMs), limit));
+    for (const row of rows) {
+      const key = `${row.tenant_id}:${row.id}`;
+      if (this.running.has(key)) continue;
+      const proc = await loadProcessById(this.db, row.tenant_id, row.process_id);
+      let req: BulkRequest;
+      try {
+        if (!proc) throw new Refusal('process_not_found', `Process ${row.process_id} is gone`);
+        req = readBulkRequest(row.request, proc, row.time_zone);
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        await finishBulkJob(this.db, row.tenant_id, row.id, this.owner, 'failed', `The job could not resume: ${err.message}`, now);
+        continue;
+      }
+      this.launch({
+        id: row.id,
+        tenantId: row.tenant_id,
+        caller: {
+          tenantId: row.tenant_id,
+          timeZone: row.time_zone,
+          actor: { type: row.actor_type, id: row.actor_id, name: row.actor_name },
+          requestId: `bulk:${row.id}`,
+          now,
+        },
+        proc: proc!,
+        req,
+        maxId: row.max_id,
+        progress: { cursor: row.cursor, done: row.done, failed: row.failed, skipped: row.skipped, errors: row.errors },
+        finished: Promise.resolve(),
+      });
+    }
+    return rows.length;
   }
 
-  /** Waits for a job to end (tests, the CLI); null for an unknown id or another tenant's job. */
+  /** A job's progress, whichever server process runs or ran it; null for an unknown id or another tenant's job. */
+  async get(tenantId: number, jobId: string): Promise<BulkJobView | null> {
+    const row = await readBulkJob(this.db, tenantId, jobId);
+    return row ? viewOf(row) : null;
+  }
+
+  /** Waits for a job this process runs to stop (tests, the CLI), then reads it; null for an unknown id or another tenant's job. */
   async wait(tenantId: number, jobId: string): Promise<BulkJobView | null> {
-    const job = this.jobs.get(jobId);
-    if (!job || job.tenantId !== tenantId) return null;
-    await job.finished;
+    await this.running.get(`${tenantId}:${jobId}`)?.finished;
     return this.get(tenantId, jobId);
   }
 
-  /** Stops every job after its current chunk (marked failed, with what it did). */
+  /** Stops every job after its current chunk; each lets go of its lease for another process to resume it. */
   close(): void {
     this.stopping = true;
   }
 
   /** Resolves when every running job has stopped. */
   async drain(): Promise<void> {
-    await Promise.all([...this.jobs.values()].map((j) => j.finished));
+    await Promise.all([...this.running.values()].map((j) => j.finished));
   }
 
-  private prune(): void {
-    const now = Date.now();
-    for (const [id, j] of this.jobs) if (j.endedAt !== null && now - j.endedAt > KEEP_MS) this.jobs.delete(id);
-    const ended = [...this.jobs].filter(([, j]) => j.endedAt !== null);
-    for (let i = 0; i < ended.length - MAX_JOBS; i++) this.jobs.delete(ended[i][0]);
+  private launch(job: Running): void {
+    const key = `${job.tenantId}:${job.id}`;
+    job.finished = this.run(job).finally(() => this.running.delete(key));
+    this.running.set(key, job);
   }
 
-  private async run(job: Job, caller: Caller, proc: ProcessDef, req: BulkRequest, maxId: number): Promise<void> {
+  private async run(job: Running): Promise<void> {
     // let start() answer before the first chunk
     await new Promise((resolve) => setImmediate(resolve));
     try {
-      if ('ids' in req.target) {
-        for (let i = 0; i < req.target.ids.length; i += this.chunkSize) {
-          this.checkStopping();
-          await this.chunk(job, caller, proc, req.target.ids.slice(i, i + this.chunkSize), req.input);
+      for (;;) {
+        if (this.stopping) {
+          await releaseBulkJob(this.db, job.tenantId, job.id, this.owner);
+          return;
         }
-      } else {
-        let last = 0;
-        for (;;) {
-          this.checkStopping();
-          const now = this.clock.now();
-          const { rows } = await sql<{ id: number }>`SELECT t.id FROM tasks t
-            WHERE ${filterCondition(caller.tenantId, proc.id, req.target.filter, now)} AND t.id > ${last} AND t.id <= ${maxId}
-            ORDER BY t.id LIMIT ${this.chunkSize}`.execute(this.db);
-          if (rows.length === 0) break;
-          await this.chunk(
-            job,
-            caller,
-            proc,
-            rows.map((r) => r.id),
-            req.input,
+        const target = job.req.target;
+        let ids: number[];
+        let cursorAfter: (i: number) => number;
+        if ('ids' in target) {
+          const from = job.progress.cursor;
+          ids = target.ids.slice(from, from + this.chunkSize);
+          cursorAfter = (i) => from + i + 1;
+        } else {
+          ids = await nextFilteredIds(
+            this.db,
+            job.tenantId,
+            job.proc.id,
+            target.filter,
+            this.clock.now(),
+            job.progress.cursor,
+            job.maxId,
+            this.chunkSize,
           );
-          last = rows[rows.length - 1].id;
+          cursorAfter = (i) => ids[i];
         }
+        if (ids.length === 0) break;
+        await this.chunk(job, ids, cursorAfter);
+        await this.afterChunk?.(job.id);
       }
-      job.view.status = 'done';
+      await finishBulkJob(this.db, job.tenantId, job.id, this.owner, 'done', null, this.clock.now());
     } catch (err) {
-      job.view.status = 'failed';
-      job.view.message = err instanceof Refusal ? err.message : `The job stopped: ${(err as Error).message}`;
-    } finally {
-      job.view.finishedAt = this.clock.now().toISOString();
-      job.endedAt = Date.now();
+      // another process took the job over: it carries on from the last committed chunk
+      if (err instanceof LostLease) return;
+      const message = err instanceof Refusal ? err.message : `The job stopped: ${(err as Error).message}`;
+      // when even this fails (the database is gone), the lease runs out and another process resumes the job
+      await finishBulkJob(this.db, job.tenantId, job.id, this.owner, 'failed', message, this.clock.now()).catch(() => false);
     }
   }
 
-  private checkStopping(): void {
-    if (this.stopping) throw new Refusal('unavailable', 'The server shut down before the job ended');
-  }
-
-  /** One chunk in one transaction; when the chunk as a whole fails (a key race), one transaction per task. */
-  private async chunk(job: Job, caller: Caller, proc: ProcessDef, ids: number[], input: PersonAction): Promise<void> {
-    const c: Caller = { ...caller, now: this.clock.now() };
-    const opts = { processId: proc.id, loadProcess: async () => proc };
-    let outcomes: Map<number, Outcome<TaskRow>>;
+  /**
+   * One chunk in one transaction with the job's progress; when the chunk as a whole fails (a key
+   * race), one transaction per task, each again with the progress up to that task.
+   */
+  private async chunk(job: Running, ids: number[], cursorAfter: (i: number) => number): Promise<void> {
+    const c: Caller = { ...job.caller, now: this.clock.now() };
+    const opts = { processId: job.proc.id, loadProcess: async () => job.proc };
+    const leaseUntil = new Date(c.now.getTime() + this.leaseMs);
+    const save = (db: Kysely<Database>, p: BulkProgress) =>
+      saveBulkProgress(db, job.tenantId, job.id, this.owner, job.progress.cursor, p, leaseUntil);
     try {
-      outcomes = await this.units.transaction((tx) => actOnTasks(tx, c, ids, input, opts));
+      job.progress = await this.units.transaction(async (tx) => {
+        const p = tally(job.progress, await actOnTasks(tx, c, ids, job.req.input, opts), cursorAfter(ids.length - 1));
+        await save(tx.db, p);
+        return p;
+      });
+      return;
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
-      outcomes = new Map();
-      for (const id of ids) {
-        try {
-          const one = await this.units.transaction((tx) => actOnTasks(tx, c, [id], input, opts));
-          outcomes.set(id, one.get(id)!);
-        } catch (e) {
-          if (!(e instanceof Refusal)) throw e;
-          outcomes.set(id, refused(e));
-        }
-      }
     }
-    const v = job.view;
-    for (const [taskId, o] of outcomes) {
-      if (o.ok) {
-        v.done++;
-        continue;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      try {
+        job.progress = await this.units.transaction(async (tx) => {
+          const p = tally(job.progress, await actOnTasks(tx, c, [id], job.req.input, opts), cursorAfter(i));
+          await save(tx.db, p);
+          return p;
+        });
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        const p = tally(job.progress, new Map([[id, refused(e)]]), cursorAfter(i));
+        await save(this.db, p);
+        job.progress = p;
       }
-      if (o.refusal.code === 'task_locked') v.skipped++;
-      else v.failed++;
-      if (v.errors.length < MAX_ERRORS) v.errors.push({ taskId, code: o.refusal.code, message: o.refusal.message });
     }
   }
+}
+
+/** The progress after a chunk's outcomes. */
+function tally(before: BulkProgress, outcomes: Map<number, Outcome<TaskRow>>, cursor: number): BulkProgress {
+  const p: BulkProgress = { ...before, cursor, errors: [...before.errors] };
+  for (const [taskId, o] of outcomes) {
+    if (o.ok) {
+      p.done++;
+      continue;
+    }
+    if (o.refusal.code === 'task_locked') p.skipped++;
+    else p.failed++;
+    if (p.errors.length < MAX_ERRORS) p.errors.push({ taskId, code: o.refusal.code, message: o.refusal.message });
+  }
+  return p;
 }

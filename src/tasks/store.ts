@@ -6,6 +6,8 @@ import { sql, type Kysely } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Database, KpiSettings } from '../db/types.js';
 import type { Queue } from './state-machine.js';
+import type { Caller } from '../lib/caller.js';
+import { hasValue } from '../processes/editing.js';
 
 const prepared = sql.raw(PREPARED);
 
@@ -164,4 +166,50 @@ export async function pickExpiredLocks(db: Kysely<Database>, now: Date, limit: n
     WHERE locked_until IS NOT NULL AND locked_until <= ${now} AND locked_by_mate_id IS NOT NULL AND deleted_at IS NULL
     ORDER BY locked_until LIMIT ${limit} FOR UPDATE SKIP LOCKED`.execute(db);
   return rows;
+}
+
+/**
+ * A renamed field's values follow it (src/tasks/fields.ts): the key `from` of every task of the
+ * process becomes `to`, in one statement, with one history row per task by the acting person.
+ * Returns how many tasks held the key.
+ */
+export async function renameDataKey(db: Kysely<Database>, caller: Caller, processId: number, from: string, to: string): Promise<number> {
+  const details = JSON.stringify({ field: { from, to } });
+  const { rows } = await sql<{ n: number }>`WITH renamed AS (
+      UPDATE tasks t SET data = (t.data - ${from}::text) || jsonb_build_object(${to}::text, t.data -> ${from}::text)
+      WHERE t.tenant_id = ${caller.tenantId} AND t.process_id = ${processId} AND t.data ? ${from}::text
+      RETURNING t.id, t.queue, t.error, t.retry_count
+    ), logged AS (
+      INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue, error,
+        retry_count, request_id, details)
+      SELECT ${caller.tenantId}, r.id, ${processId}, ${caller.now}, ${caller.actor.type}, ${caller.actor.id}, ${caller.actor.name},
+        'Field renamed', r.queue, r.queue, r.error, r.retry_count, ${caller.requestId}, ${details}::jsonb
+      FROM renamed r
+    )
+    SELECT count(*)::int AS n FROM renamed`.execute(db);
+  return rows[0].n;
+}
+
+/**
+ * Ids of the process's NeedsData tasks nobody holds that hold a value for every one of
+ * `required` (field names): complete under the process's fields as they are now. Locks them.
+ */
+export async function completeNeedsDataIds(
+  db: Kysely<Database>,
+  tenantId: number,
+  processId: number,
+  required: string[],
+  now: Date,
+): Promise<number[]> {
+  const filled = required.length
+    ? sql.join(
+        required.map((name) => sql`(${hasValue(name)})`),
+        sql` AND `,
+      )
+    : sql`true`;
+  const { rows } = await sql<{ id: number }>`SELECT t.id FROM tasks t
+    WHERE t.tenant_id = ${tenantId} AND t.process_id = ${processId} AND t.queue = 'NeedsData' AND t.deleted_at IS NULL
+      AND (t.locked_until IS NULL OR t.locked_until <= ${now}) AND ${filled}
+    ORDER BY t.id FOR UPDATE`.execute(db);
+  return rows.map((r) => r.id);
 }

@@ -116,10 +116,14 @@ test(`${STORE_KIND}: a database newer than this code is refused`, async () => {
   }
 });
 
-test('migration files must be numbered without gaps; other files are ignored', () => {
+test('migration numbers rise strictly (a gap is allowed, a repeat is not); other files are ignored', () => {
   assert.throws(
-    () => loadMigrations(tempMigrations({ '0001_a.sql': '', '0003_c.sql': '' })),
-    /0003_c\.sql is out of sequence \(expected 0002\)/,
+    () => loadMigrations(tempMigrations({ '0001_a.sql': '', '0002_b.sql': '', '0002_c.sql': '' })),
+    /0002_c\.sql is out of sequence \(expected a number above 0002\)/,
+  );
+  assert.deepEqual(
+    loadMigrations(tempMigrations({ '0001_a.sql': '', '0003_c.sql': '' })).map((m) => m.version),
+    [1, 3],
   );
   const ms = loadMigrations(tempMigrations({ '0001_a.sql': 'SELECT 1;', 'README.md': '', '0002_b.sql.orig': '' }));
   assert.deepEqual(

@@ -105,7 +105,7 @@ export const BULK_ROUTES: PeopleRoute[] = [
     permission: 'tasks.read',
     tag: 'Tasks',
     summary:
-      "A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept 24 h by the server process that runs it)",
+      "A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)",
     curl: `curl -s $QM/v1/jobs/5c1f0e6a-3d1b-4bb9-9d43-2f7f3c3f2a10 -H "Authorization: Bearer $TOKEN"`,
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     response: {
@@ -127,7 +127,7 @@ export const BULK_ROUTES: PeopleRoute[] = [
       404: ErrorBody,
     },
     async handler({ services, caller, params }) {
-      const job = services.bulkJobs.get(caller.tenantId, params.id);
+      const job = await services.bulkJobs.get(caller.tenantId, params.id);
       if (!job) throw new Refusal('not_found', `No bulk job ${params.id}`);
       return job;
     },

@@ -4,10 +4,15 @@
  * reconnects sends Last-Event-ID (browsers' EventSource does) and gets exactly what it missed.
  * With `?as=message` the `event:` line is left out: every event arrives as a plain `message` (its type
  * is in the data), so one EventSource `onmessage` handler gets every type, present and future.
+ *
+ * A stream ends with the credential that opened it: sign-out, a revoked token, the user disabled
+ * or their password changed. This server process's own changes end it at once (the notifier's
+ * user change); another process's within a heartbeat, when the credential is checked again.
  */
 import { Type } from 'typebox';
 import { Refusal } from '../../lib/errors.js';
 import { startStream } from '../../events/stream.js';
+import { credentialIsLive } from '../../accounts/sessions.js';
 import { answer, ErrorBody, type PeopleRoute } from '../route.js';
 
 function readLastEventId(header: unknown, query: unknown): number | null {
@@ -59,6 +64,21 @@ export const EVENT_ROUTES: PeopleRoute[] = [
           if (res.write(chunk)) resolve();
           else res.once('drain', resolve);
         });
+      let checking = false;
+      const recheck = async () => {
+        if (checking || res.writableEnded) return;
+        checking = true;
+        try {
+          if (!(await credentialIsLive(services.db, caller.tenantId, person.credential.id, services.clock.now()))) {
+            res.write(': session ended\n\n');
+            close();
+          }
+        } catch (err) {
+          req.log.warn({ err }, 'checking the event stream credential failed; asking again at the next heartbeat');
+        } finally {
+          checking = false;
+        }
+      };
       const stop = startStream({
         db: services.db,
         hub: services.events.hub,
@@ -68,15 +88,22 @@ export const EVENT_ROUTES: PeopleRoute[] = [
         heartbeatMs: services.config.sseHeartbeatSeconds * 1000,
         sink: {
           event: (e) => write(`id: ${e.id}\n${named ? `event: ${e.type}\n` : ''}data: ${JSON.stringify({ id: e.id, ...e.payload })}\n\n`),
-          heartbeat: () => void res.write(': heartbeat\n\n'),
+          heartbeat: () => {
+            res.write(': heartbeat\n\n');
+            void recheck();
+          },
         },
         onError: (err) => {
           req.log.warn({ err }, 'event stream failed; closing it (the client resumes with Last-Event-ID)');
           res.end();
         },
       });
+      const unsubscribe = services.notifier.subscribe((c) => {
+        if (c.kind === 'user' && c.tenantId === caller.tenantId && c.userId === person.user.id) void recheck();
+      });
       const close = () => {
         stop();
+        unsubscribe();
         services.events.streams.delete(close);
         if (!res.writableEnded) res.end();
       };

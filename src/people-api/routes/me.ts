@@ -80,7 +80,7 @@ export const ME_ROUTES: PeopleRoute[] = [
     params: IdParams,
     response: { 404: ErrorBody },
     async handler({ services, person, params }) {
-      await revokePersonalToken(services.db, person.tenant.id, person.user.id, params.id, services.clock.now());
+      await services.units.autocommit((tx) => revokePersonalToken(tx, person.tenant.id, person.user.id, params.id, services.clock.now()));
       return null;
     },
   },

@@ -1,20 +1,12 @@
 /** Processes: overview, detail, create, rename/archive, settings, gate, fields, rules, developer view (docs/people-api.md §4). */
+import { editFields } from '../../tasks/fields.js';
 import { Type } from 'typebox';
 import type { Caller } from '../../lib/caller.js';
 import type { Services } from '../../services.js';
 import { audit } from '../../audit/store.js';
 import { createProcess, FIELD_TYPES, RULE_TYPES } from '../../processes/service.js';
 import { getProcessSummary, listProcessSummaries, listRules, loadFields, loadSettings } from '../../processes/summary.js';
-import {
-  createRule,
-  deleteRule,
-  replaceFields,
-  requireProcess,
-  setGate,
-  updateProcess,
-  updateRule,
-  updateSettings,
-} from '../../processes/editing.js';
+import { createRule, deleteRule, requireProcess, setGate, updateProcess, updateRule, updateSettings } from '../../processes/editing.js';
 import { developerView } from '../../processes/developer.js';
 import { Refusal } from '../../lib/errors.js';
 import { answer, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
@@ -313,19 +305,47 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
     permission: 'processes.manage',
     tag: 'Processes',
     summary:
-      'The fields editor: replace the fields (in order). Refused with 409 conflict, naming each field and the number of tasks not Solved, when existing tasks would violate the change',
-    curl: `curl -s -X PUT $QM/v1/processes/1/fields -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"fields":[{"name":"invoiceNo","type":"text","isKey":true,"unique":true},{"name":"amount","type":"number","required":true}]}'`,
+      'The fields editor: replace the fields (in order); renamedFrom renames a field and its values follow. Refused with 409 conflict, naming each field and the number of tasks not Solved, when existing tasks would violate the change. NeedsData tasks the change makes complete move to Ready',
+    curl: `curl -s -X PUT $QM/v1/processes/1/fields -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"fields":[{"name":"invoiceNo","type":"text","isKey":true,"unique":true},{"name":"total","renamedFrom":"amount","type":"number","required":true}]}'`,
     params: IdParams,
-    body: Type.Object({ fields: Type.Array(FieldSchema, { maxItems: 200 }) }, { additionalProperties: false }),
-    response: { 200: Type.Object({ fields: Type.Array(FieldView) }), 400: ErrorBody, 409: ErrorBody },
+    body: Type.Object(
+      {
+        fields: Type.Array(
+          Type.Object(
+            {
+              ...FieldSchema.properties,
+              renamedFrom: Type.Optional(
+                Type.String({ minLength: 1, maxLength: 64, description: 'the existing field this one renames: its values follow' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: 200 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    response: {
+      200: Type.Object({
+        fields: Type.Array(FieldView),
+        renamed: Type.Array(Type.Object({ from: Type.String(), to: Type.String(), tasks: Type.Integer() })),
+        movedToReady: Type.Integer({ description: 'NeedsData tasks the change made complete, moved to Ready' }),
+      }),
+      400: ErrorBody,
+      409: ErrorBody,
+    },
     async handler({ services, caller, params, body }) {
-      const fields = await services.units.transaction(async (tx) => {
+      return services.units.transaction(async (tx) => {
         const before = await loadFields(tx.db, caller.tenantId, params.id);
-        const after = await replaceFields(tx, caller.tenantId, params.id, body.fields, caller.timeZone);
-        await audit(tx, caller, { action: 'process.fields', targetType: 'process', targetId: params.id, details: { before, after } });
-        return after;
+        const edited = await editFields(tx, caller, params.id, body.fields);
+        await audit(tx, caller, {
+          action: 'process.fields',
+          targetType: 'process',
+          targetId: params.id,
+          details: { before, after: edited.fields, renamed: edited.renamed, movedToReady: edited.movedToReady },
+        });
+        return edited;
       });
-      return { fields };
     },
   },
   {

@@ -101,7 +101,9 @@ export const SESSION_ROUTES: PeopleRoute[] = [
     curl: `curl -s -X DELETE $QM/v1/session -b "qm_session=$SESSION" -H "X-CSRF-Token: $CSRF"`,
     async handler({ services, person }) {
       if (person.credential.kind === 'session') {
-        await revokeCredential(services.db, person.tenant.id, person.user.id, person.credential.id, services.clock.now());
+        await services.units.autocommit((tx) =>
+          revokeCredential(tx, person.tenant.id, person.user.id, person.credential.id, services.clock.now()),
+        );
       }
       return answer(204, undefined, { 'set-cookie': clearedSessionCookie(services.config.publicUrl) });
     },

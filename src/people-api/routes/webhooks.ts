@@ -44,6 +44,16 @@ const DeliveryBody = Type.Object({
   responseExcerpt: Nullable(Type.String()),
   createdAt: IsoDate,
   deliveredAt: Nullable(IsoDate),
+  attemptLog: Type.Array(
+    Type.Object({
+      at: IsoDate,
+      statusCode: Nullable(Type.Integer()),
+      durationMs: Type.Integer(),
+      responseExcerpt: Nullable(Type.String({ description: 'at most 1 KB of the answer' })),
+      error: Nullable(Type.String()),
+    }),
+    { description: 'every attempt, oldest first' },
+  ),
 });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -62,6 +72,7 @@ const deliveryBody = (d: Delivery) => ({
   responseExcerpt: d.responseExcerpt,
   createdAt: d.createdAt.toISOString(),
   deliveredAt: iso(d.deliveredAt),
+  attemptLog: d.attemptLog.map((a) => ({ ...a, at: a.at.toISOString() })),
 });
 
 const Input = {
@@ -177,7 +188,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     url: '/webhooks/:id/deliveries',
     permission: 'webhooks.read',
     tag: 'Webhooks',
-    summary: 'The delivery log, newest first: status, attempts, last status code, duration, an excerpt of the answer',
+    summary:
+      'The delivery log, newest first: status, attempts, the last status code, duration and answer excerpt, and every attempt (time, status, duration, answer excerpt, error)',
     curl: `curl -s "$QM/v1/webhooks/1/deliveries?status=failed" -H "Authorization: Bearer $TOKEN"`,
     params: IdParams,
     querystring: Type.Object(
