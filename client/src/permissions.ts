@@ -56,11 +56,29 @@ export const PERMISSIONS = {
     "agent",
     "viewer"
   ],
+  "notifications.manage": [
+    "admin",
+    "developer",
+    "agent"
+  ],
   "tasks.work": [
     "admin",
     "agent"
   ],
   "tasks.delete": [
+    "admin"
+  ],
+  "events.read": [
+    "admin",
+    "developer",
+    "agent",
+    "viewer"
+  ],
+  "webhooks.read": [
+    "admin",
+    "developer"
+  ],
+  "webhooks.manage": [
     "admin"
   ]
 } as const;

@@ -647,7 +647,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Solved */
+        /** Hand back a task you hold: Solved; with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -665,6 +665,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -683,6 +685,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -705,7 +723,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Manual */
+        /** Hand back a task you hold: Manual; with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -723,6 +741,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -741,6 +761,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -763,7 +799,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Error */
+        /** Hand back a task you hold: Error; with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -781,6 +817,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -799,6 +837,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -821,7 +875,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Retry */
+        /** Hand back a task you hold: Retry; with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -839,6 +893,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -857,6 +913,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -879,7 +951,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Solved (same as the synchronous form) */
+        /** Hand back a task you hold: Solved (same as the synchronous form); with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -897,6 +969,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -915,6 +989,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -937,7 +1027,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Manual (same as the synchronous form) */
+        /** Hand back a task you hold: Manual (same as the synchronous form); with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -955,6 +1045,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -973,6 +1065,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -995,7 +1103,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Error (same as the synchronous form) */
+        /** Hand back a task you hold: Error (same as the synchronous form); with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -1013,6 +1121,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -1031,6 +1141,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -1053,7 +1179,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand back a task you hold: Retry (same as the synchronous form) */
+        /** Hand back a task you hold: Retry (same as the synchronous form); with takeNext, also take the next task */
         post: {
             parameters: {
                 query?: never;
@@ -1071,6 +1197,8 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
+                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        takeNext?: string;
                     };
                 };
             };
@@ -1089,6 +1217,22 @@ export interface paths {
                             requestId?: string;
                             queue?: string;
                             error?: boolean;
+                            /** @description Only when the body named takeNext (Queuemate extension): the next task of that process, locked as TakeNext locks it, or the dummy task */
+                            next?: {
+                                taskId?: number;
+                                reason?: string | null;
+                                runId?: number;
+                                processKey?: string;
+                                /** Format: date-time */
+                                activationDate?: string;
+                                deadline?: string | null;
+                                urgent?: boolean;
+                                retryCount?: number;
+                                message?: string;
+                                code?: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
                         } & {
                             [key: string]: unknown;
                         };
@@ -3992,7 +4136,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Create one task: field values plus optional activationDate, deadline, urgent, comment (product §5.1)
+         * Create one task: field values plus optional activationDate, deadline, urgent, comment (docs/product.md §5.1)
          * @description Permission `tasks.work`: admin, agent.
          */
         post: {
@@ -4114,6 +4258,112 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/processes/{id}/tasks/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * CSV of every task of the process matching the list's filters (no sort or paging), streamed in id order, with no size limit
+         * @description Permission `tasks.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Ready, NeedsData, NeedsApproval, Manual or Solved */
+                    queue?: string;
+                    /** @description true/false: the Error flag */
+                    error?: string;
+                    /** @description true/false */
+                    urgent?: string;
+                    /** @description true/false */
+                    locked?: string;
+                    /** @description true/false: deadline passed and not Solved */
+                    overdue?: string;
+                    /** @description true/false: Ready with a future activation date */
+                    notActiveYet?: string;
+                    /** @description free text over field values, reason and comments */
+                    q?: string;
+                    /** @description date-time, inclusive */
+                    createdFrom?: string;
+                    /** @description date-time, exclusive */
+                    createdTo?: string;
+                    /** @description date-time, inclusive */
+                    updatedFrom?: string;
+                    /** @description date-time, exclusive */
+                    updatedTo?: string;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/csv */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5642,6 +5892,1110 @@ export interface paths {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Notifications (Failures reported by Mates, …), newest first, with the unread count; filter by process or unread
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    processId?: number;
+                    unread?: boolean;
+                    before?: number;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                processId: number | null;
+                                /** @description failure, stoppedByErrors or info */
+                                kind: string;
+                                message: string;
+                                mateId: number | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                readAt: string | null;
+                            }[];
+                            unread: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read (read: true, the default) or unread
+         * @description Permission `notifications.manage`: admin, developer, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        read?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark every unread notification (of one process) read
+         * @description Permission `notifications.manage`: admin, developer, agent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        processId?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            marked: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/kpis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Time saved and tasks by outcome per process (or for the tenant with perProcess=false), by day, week or month, from/to dates included, in the tenant time zone
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description YYYY-MM-DD */
+                    from: string;
+                    /** @description YYYY-MM-DD, included */
+                    to: string;
+                    by?: "day" | "week" | "month";
+                    processId?: number;
+                    perProcess?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            timeZone: string;
+                            by: string;
+                            items: {
+                                period: string;
+                                processId: number | null;
+                                outcome: string;
+                                events: number;
+                                entries: number;
+                                secondsSaved: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/kpis/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * CSV of the KPI events from/to dates (included, tenant time zone), of one process or all, streamed, with no size limit
+         * @description Permission `processes.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description YYYY-MM-DD */
+                    from: string;
+                    /** @description YYYY-MM-DD, included */
+                    to: string;
+                    processId?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/csv */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's events as server-sent events (text/event-stream): task.*, process.*, run.* (and webhook.* for admins). Resume with the Last-Event-ID header (or ?lastEventId=); without it the stream starts with the next event. With ?as=message the `event:` line is left out (the type is in `data.type`), so a browser's EventSource gets every event with onmessage. A comment line every 15 s keeps the connection open.
+         * @description Permission `events.read`: admin, developer, agent, viewer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    lastEventId?: string;
+                    as?: "named" | "message";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/event-stream */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's webhook endpoints
+         * @description Permission `webhooks.read`: admin, developer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                url: string;
+                                description: string;
+                                eventTypes: string[];
+                                enabled: boolean;
+                                disabledReason: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add an endpoint; the answer carries its signing secret (whsec_…), shown this once. It gets the events from now on.
+         * @description Permission `webhooks.manage`: admin.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description http(s) URL the events are POSTed to */
+                        url: string;
+                        /** @description event types ("task.solved") or families ("task.*"); empty: every event */
+                        eventTypes?: string[];
+                        description?: string;
+                        enabled?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            url: string;
+                            description: string;
+                            eventTypes: string[];
+                            enabled: boolean;
+                            disabledReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        } & {
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description Permission `webhooks.read`: admin, developer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            url: string;
+                            description: string;
+                            eventTypes: string[];
+                            enabled: boolean;
+                            disabledReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Remove an endpoint and its delivery log
+         * @description Permission `webhooks.manage`: admin.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint; enabling a disabled one clears its failure count
+         * @description Permission `webhooks.manage`: admin.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description http(s) URL the events are POSTed to */
+                        url?: string;
+                        /** @description event types ("task.solved") or families ("task.*"); empty: every event */
+                        eventTypes?: string[];
+                        description?: string;
+                        enabled?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: number;
+                            url: string;
+                            description: string;
+                            eventTypes: string[];
+                            enabled: boolean;
+                            disabledReason: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret: the new one is shown once and signs from the next attempt on
+         * @description Permission `webhooks.manage`: admin.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log, newest first: status, attempts, last status code, duration, an excerpt of the answer
+         * @description Permission `webhooks.read`: admin, developer.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "pending" | "delivered" | "failed";
+                    limit?: number;
+                    before?: number;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: number;
+                                eventId: number;
+                                eventType: string;
+                                status: "pending" | "delivered" | "failed";
+                                attempts: number;
+                                /** Format: date-time */
+                                nextAttemptAt: string | null;
+                                /** Format: date-time */
+                                lastAttemptAt: string | null;
+                                lastStatusCode: number | null;
+                                lastError: string | null;
+                                durationMs: number | null;
+                                responseExcerpt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                deliveredAt: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver one event again (with a fresh 24 h retry window), before the newer ones
+         * @description Permission `webhooks.manage`: admin.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                    deliveryId: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            queued: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/redeliver-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver every failed event of the endpoint again
+         * @description Permission `webhooks.manage`: admin.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            queued: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether webhooks may reach loopback, link-local and private addresses
+         * @description Permission `webhooks.read`: admin, developer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            allowPrivateTargets: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Allow (or refuse) webhook targets on loopback, link-local and private addresses: off by default, against SSRF
+         * @description Permission `webhooks.manage`: admin.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        allowPrivateTargets: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            allowPrivateTargets: boolean;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            message: string;
+                            requestId: string;
+                            errors?: {
+                                field?: string;
+                                index?: number;
+                                code: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;
