@@ -21,6 +21,7 @@ import { SessionContext, SESSION_KEY, useSessionQuery, useSignOut } from '../api
 import { onSessionEnded, errorMessage } from '../api/http';
 import { LiveProvider, useLive } from '../api/live';
 import { AnchorLink } from './links';
+import { AccountMenuItems, AdminNavLink, NotificationsBell } from './admin/LayoutLinks';
 
 function LiveBadge() {
   const { live } = useLive();
@@ -91,11 +92,13 @@ export function AppLayout() {
                     <AnchorLink to="/" activeProps={{ 'aria-current': 'page', fw: 600 }}>
                       Overview
                     </AnchorLink>
+                    <AdminNavLink />
                   </Group>
                 </nav>
               </Group>
               <Group gap="sm" wrap="nowrap">
                 <LiveBadge />
+                <NotificationsBell />
                 <Menu position="bottom-end" withinPortal>
                   <Menu.Target>
                     <UnstyledButton>
@@ -112,6 +115,7 @@ export function AppLayout() {
                     <Menu.Label>
                       {s.tenant.name} · {s.user.role}
                     </Menu.Label>
+                    <AccountMenuItems />
                     <Menu.Item onClick={() => setColorScheme(colorScheme === 'dark' ? 'light' : 'dark')}>
                       {colorScheme === 'dark' ? 'Light theme' : 'Dark theme'}
                     </Menu.Item>
