@@ -93,6 +93,7 @@ export async function api<T>(path: string, opts: RequestOptions = {}): Promise<T
     Array.isArray(e.errors) ? e.errors : [],
     retry > 0 ? retry : null,
   );
-  if (res.status === 401 && path !== '/v1/session') sessionEnded?.();
+  // a wrong password given to confirm a change (POST /v1/me/password) is a 401 too, but the session goes on
+  if (res.status === 401 && path !== '/v1/session' && err.code !== 'invalid_credentials') sessionEnded?.();
   throw err;
 }

@@ -176,15 +176,7 @@ function MatesScreen() {
                         </Text>
                       )}
                     </Table.Td>
-                    <Table.Td>
-                      {m.disabled ? (
-                        <Badge color="gray">Disabled</Badge>
-                      ) : (
-                        <Badge color="teal" variant="light">
-                          Enabled
-                        </Badge>
-                      )}
-                    </Table.Td>
+                    <Table.Td>{m.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>}</Table.Td>
                     <Table.Td data-testid="last-contact">
                       {m.lastContactAt ? (
                         <>
@@ -257,7 +249,7 @@ function MatesScreen() {
         <Text>The old password stops working at once, and so do the tokens the robot holds: it must sign in with the new one.</Text>
       </Confirm>
 
-      <Modal opened={shown !== null} onClose={() => setShown(null)} title={shown?.title ?? ''} centered>
+      <Modal opened={shown !== null} onClose={() => setShown(null)} title={shown?.title ?? 'Password'} centered>
         {shown && (
           <Stack>
             <Text>

@@ -47,7 +47,7 @@ export function NotificationsPage() {
         component="li"
         data-testid={`notification-${n.id}`}
         data-unread={unread}
-        bg={unread ? 'var(--mantine-color-default-hover)' : undefined}
+        style={unread ? { borderLeft: '4px solid var(--mantine-color-blue-filled)' } : undefined}
       >
         <Group justify="space-between" align="flex-start" wrap="wrap" gap="xs">
           <Stack gap={4} style={{ flex: '1 1 240px' }}>

@@ -188,15 +188,7 @@ function UsersScreen() {
                         onChange={(v) => v && v !== u.role && void patch(u, { role: v as Role }, `${u.username} is now ${v}.`)}
                       />
                     </Table.Td>
-                    <Table.Td>
-                      {u.disabled ? (
-                        <Badge color="gray">Disabled</Badge>
-                      ) : (
-                        <Badge color="teal" variant="light">
-                          Enabled
-                        </Badge>
-                      )}
-                    </Table.Td>
+                    <Table.Td>{u.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>}</Table.Td>
                     <Table.Td title={formatDateTime(u.lastSignInAt, tz)}>
                       {u.lastSignInAt ? formatRelative(u.lastSignInAt) : 'Never'}
                     </Table.Td>
@@ -261,7 +253,7 @@ function UsersScreen() {
         <Text>A new password is generated and shown once. Their sessions and personal access tokens end at once.</Text>
       </Confirm>
 
-      <Modal opened={shown !== null} onClose={() => setShown(null)} title={shown?.title ?? ''} centered>
+      <Modal opened={shown !== null} onClose={() => setShown(null)} title={shown?.title ?? 'Password'} centered>
         {shown?.password && (
           <Stack>
             <Text>

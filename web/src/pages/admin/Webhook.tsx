@@ -117,9 +117,7 @@ function WebhookScreen() {
                       </Text>
                     </Table.Td>
                     <Table.Td>
-                      <Badge color={STATUS_COLOR[d.status]} variant="light">
-                        {STATUS_LABEL[d.status]}
-                      </Badge>
+                      <Badge color={STATUS_COLOR[d.status]}>{STATUS_LABEL[d.status]}</Badge>
                       <Text size="xs">{deliveryWords(d)}</Text>
                     </Table.Td>
                     <Table.Td>

@@ -199,13 +199,7 @@ function WebhooksScreen() {
                       <Text size="sm">{h.eventTypes.length ? h.eventTypes.join(', ') : 'Every event'}</Text>
                     </Table.Td>
                     <Table.Td>
-                      {h.enabled ? (
-                        <Badge color="teal" variant="light">
-                          Enabled
-                        </Badge>
-                      ) : (
-                        <Badge color="gray">Disabled</Badge>
-                      )}
+                      {h.enabled ? <Badge color="teal">Enabled</Badge> : <Badge color="gray">Disabled</Badge>}
                       {h.disabledReason && (
                         <Text size="xs" c="red">
                           {h.disabledReason}
@@ -219,7 +213,7 @@ function WebhooksScreen() {
                           variant="default"
                           to="/admin/webhooks/$webhookId"
                           params={{ webhookId: String(h.id) }}
-                          aria-label={`Delivery log of ${h.url}`}
+                          aria-label={`Deliveries to ${h.url}`}
                         >
                           Deliveries
                         </ButtonLink>
