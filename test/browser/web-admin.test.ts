@@ -344,8 +344,8 @@ test(
     await dialog.waitFor({ state: 'detached' });
 
     // by keyboard: the switch takes focus and Space turns it on
-  await w.page.getByRole('switch', { name: 'Allow targets on private addresses' }).focus();
-  await w.page.keyboard.press('Space');
+    await w.page.getByRole('switch', { name: 'Allow targets on private addresses' }).focus();
+    await w.page.keyboard.press('Space');
     await w.page.getByRole('switch', { name: 'Allow targets on private addresses', checked: true }).waitFor({ state: 'attached' });
     assert.equal((await asAnna('GET', '/v1/webhook-settings')).json().allowPrivateTargets, true);
     await w.page.getByRole('button', { name: 'New endpoint' }).click();

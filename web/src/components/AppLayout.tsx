@@ -107,7 +107,10 @@ export function AppLayout() {
                           {(s.user.name || s.user.username).slice(0, 1).toUpperCase()}
                         </Avatar>
                         <VisuallyHidden>Account menu:</VisuallyHidden>
-                        <Text size="sm">{s.user.name || s.user.username}</Text>
+                        {/* on a phone the avatar's initial stands for the name (room for the bell) */}
+                        <Text size="sm" visibleFrom="xs">
+                          {s.user.name || s.user.username}
+                        </Text>
                       </Group>
                     </UnstyledButton>
                   </Menu.Target>
