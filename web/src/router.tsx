@@ -3,7 +3,7 @@ import { createRootRouteWithContext, createRoute, createRouter, lazyRouteCompone
 import type { QueryClient } from '@tanstack/react-query';
 import { parseSearch, stringifySearch, safeRedirect } from './lib/url';
 import { parseQueueSearch } from './lib/queue-search';
-import { parseAuditSearch } from './lib/admin';
+import { parseAuditSearch } from './lib/admin-nav';
 import { AppLayout } from './components/AppLayout';
 import { SignInPage } from './pages/SignIn';
 import { OverviewPage } from './pages/Overview';

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/http';
+import { adminSections, parseAuditSearch } from './admin-nav';
 import {
-  adminSections,
   auditChanges,
   deliveryWords,
   eventTypeProblem,
   graceWords,
   notificationKind,
-  parseAuditSearch,
   passwordProblem,
   placeFieldErrors,
   timeZones,

@@ -7,7 +7,7 @@ import { ActionIcon, Indicator, Menu, VisuallyHidden, type ActionIconProps } fro
 import { createLink, useNavigate } from '@tanstack/react-router';
 import { useSession } from '../../api/session';
 import { useNotifications } from '../../api/admin';
-import { adminSections } from '../../lib/admin';
+import { adminSections } from '../../lib/admin-nav';
 import { AnchorLink } from '../links';
 
 export function AdminNavLink() {

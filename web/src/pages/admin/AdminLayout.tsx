@@ -2,7 +2,7 @@
 import { Group, Stack, Title } from '@mantine/core';
 import { Navigate, Outlet, useRouterState } from '@tanstack/react-router';
 import { useSession } from '../../api/session';
-import { adminSections } from '../../lib/admin';
+import { adminSections } from '../../lib/admin-nav';
 import { ButtonLink } from '../../components/links';
 import { NotAllowed } from '../../components/admin/NotAllowed';
 
