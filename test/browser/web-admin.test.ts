@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
+import { skip, webDist, launch, open as openPage, signIn, axe as axeNow, shot, done } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -65,6 +65,12 @@ async function mateToken(username: string, password: string, secret = tenant.api
   });
   const body = (await res.json()) as { access_token?: string };
   return { status: res.status, token: body.access_token };
+}
+
+/** axe once the page's transitions have ended (a dialog fading in has text of too little contrast for a moment). */
+async function axe(page: Page, screen: string): Promise<void> {
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'));
+  await axeNow(page, screen);
 }
 
 /** The value of the "shown once" box in the open dialog or page. */
