@@ -151,6 +151,11 @@ test('users: create with an initial password, change a role, disable; the last a
   await w.page.setViewportSize({ width: 390, height: 844 });
   await shot(w.page, 'admin-users');
   await axe(w.page, 'users (phone)');
+  // the dark theme (the app follows the system's scheme until the person picks one)
+  await w.page.emulateMedia({ colorScheme: 'dark' });
+  await w.page.setViewportSize({ width: 1280, height: 800 });
+  await shot(w.page, 'admin-users-dark');
+  await axe(w.page, 'users (dark)');
   await done(w);
 });
 
@@ -422,6 +427,9 @@ test('notifications: a Failure reported by a Mate shows in the badge; marking it
   await w.page.setViewportSize({ width: 390, height: 844 });
   await shot(w.page, 'notifications');
   await axe(w.page, 'notifications (phone)');
+  await w.page.emulateMedia({ colorScheme: 'dark' });
+  await shot(w.page, 'notifications-dark');
+  await axe(w.page, 'notifications (dark)');
   await done(w);
 });
 

@@ -59,7 +59,17 @@ const resolver: CSSVariablesResolver = () => ({
       ]),
     ),
   },
-  dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)', '--mantine-color-error': 'var(--mantine-color-red-5)' },
+  dark: {
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-error': 'var(--mantine-color-red-5)',
+    // filled backgrounds under white text: shade 8 is 3.9:1 for teal; 9 passes 4.5:1
+    ...Object.fromEntries(
+      DARKER.flatMap((c) => [
+        [`--mantine-color-${c}-filled`, `var(--mantine-color-${c}-9)`],
+        [`--mantine-color-${c}-filled-hover`, `var(--mantine-color-${c}-9)`],
+      ]),
+    ),
+  },
 });
 
 const queryClient = new QueryClient({
