@@ -34,6 +34,7 @@ before(async () => {
   await seedUser(store, tenant.tenantId, 'anna', 'admin');
   await seedUser(store, tenant.tenantId, 'victor', 'viewer');
   await seedUser(store, tenant.tenantId, 'agnes', 'agent');
+  await seedUser(store, tenant.tenantId, 'devi', 'developer');
   // no background jobs: the test delivers webhook events itself (deliver()), so nothing races it
   app = await createApp(testConfig(), { store, sweeper: false, webDist: dist });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -131,6 +132,8 @@ test('users: create with an initial password, change a role, disable; the last a
   assert.equal(await w.page.getByRole('textbox', { name: 'Role of anna' }).inputValue(), 'Admin');
   await axe(w.page, 'users (refusal)');
 
+  // one is not offered to disable oneself
+  assert.equal(await w.page.getByRole('button', { name: 'Disable anna' }).count(), 0);
   // disable bo: his session ends; enable again
   await w.page.getByRole('button', { name: 'Disable bo' }).click();
   await w.page.getByTestId('user-bo').getByText('Disabled').waitFor();
@@ -456,4 +459,29 @@ test('a viewer and an agent are not offered the Administration section; its addr
     await shot(w.page, `not-allowed-${username}`);
     await done(w);
   }
+});
+
+test('a developer is offered Mates and webhooks (read only), not users, the tenant or the audit log', { skip }, async () => {
+  const w = await open();
+  await w.page.goto('/');
+  await signIn(w.page, 'devi');
+  await w.page.getByRole('link', { name: 'Administration' }).click();
+  await w.page.waitForURL(/\/admin\/mates$/);
+  const nav = w.page.getByRole('navigation', { name: 'Administration' });
+  assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Mates', 'Webhooks']);
+  await nav.getByRole('link', { name: 'Webhooks' }).click();
+  await w.page.getByTestId('webhooks-table').waitFor();
+  await w.page.getByText('Targets on private addresses are allowed.').waitFor();
+  for (const name of ['New endpoint', 'Edit', 'Remove', 'New secret'])
+    assert.equal(await w.page.getByRole('button', { name, exact: true }).count(), 0, name);
+  await axe(w.page, 'webhooks (developer)');
+  await w.page.getByRole('link', { name: /^Deliveries to / }).click();
+  await w.page.getByTestId('deliveries-table').waitFor();
+  assert.equal(await w.page.getByRole('button', { name: /Redeliver/ }).count(), 0);
+  for (const path of ['/admin/users', '/admin/tenant', '/admin/audit']) {
+    await w.page.goto(path);
+    await w.page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+  }
+  await axe(w.page, 'not allowed (developer)');
+  await done(w);
 });

@@ -1,6 +1,6 @@
 /** Notifications: Failures reported by Mates, stops by errors, disabled webhooks; read/unread (everyone reads; agents and up mark). */
 import { useState } from 'react';
-import { Badge, Button, Card, Group, SegmentedControl, Stack, Text, Title } from '@mantine/core';
+import { Badge, Button, Card, Group, SegmentedControl, Select, Stack, Text, Title } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, errorMessage } from '../../api/http';
 import { useProcesses } from '../../api/queries';
@@ -19,7 +19,8 @@ export function NotificationsPage() {
   const tz = session.tenant.timeZone;
   const mark = can(session.user.role, 'notifications.manage');
   const [show, setShow] = useState<'unread' | 'all'>('all');
-  const list = useNotifications({ unread: show === 'unread' });
+  const [processId, setProcessId] = useState<number | undefined>(undefined);
+  const list = useNotifications({ unread: show === 'unread', processId });
   const processes = useProcesses();
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
@@ -93,12 +94,22 @@ export function NotificationsPage() {
           Notifications
         </Title>
         {mark && (list.data?.unread ?? 0) > 0 && (
-          <Button variant="light" onClick={() => void act('/v1/notifications/read-all', {})}>
-            Mark all read
+          <Button variant="light" onClick={() => void act('/v1/notifications/read-all', processId === undefined ? {} : { processId })}>
+            {processId === undefined ? 'Mark all read' : `Mark all of ${processName(processId)} read`}
           </Button>
         )}
       </Group>
-      <Group>
+      <Group align="flex-end">
+        <Select
+          label="Process"
+          placeholder="Every process"
+          data={(processes.data ?? []).map((p) => ({ value: String(p.id), label: p.name || p.key }))}
+          value={processId === undefined ? null : String(processId)}
+          onChange={(v) => setProcessId(v ? Number(v) : undefined)}
+          clearable
+          searchable
+          w={240}
+        />
         <SegmentedControl
           aria-label="Show notifications"
           value={show}

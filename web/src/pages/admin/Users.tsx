@@ -194,20 +194,23 @@ function UsersScreen() {
                     </Table.Td>
                     <Table.Td>
                       <Group gap="xs" justify="flex-end" wrap="nowrap">
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
-                          onClick={() =>
-                            void patch(
-                              u,
-                              { disabled: !u.disabled },
-                              `${u.username} is ${u.disabled ? 'enabled' : 'disabled: signed out everywhere'}.`,
-                            )
-                          }
-                        >
-                          {u.disabled ? 'Enable' : 'Disable'}
-                        </Button>
+                        {/* one cannot disable oneself (the server refuses it too) */}
+                        {u.id !== session.user.id && (
+                          <Button
+                            size="compact-sm"
+                            variant="default"
+                            aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
+                            onClick={() =>
+                              void patch(
+                                u,
+                                { disabled: !u.disabled },
+                                `${u.username} is ${u.disabled ? 'enabled' : 'disabled: signed out everywhere'}.`,
+                              )
+                            }
+                          >
+                            {u.disabled ? 'Enable' : 'Disable'}
+                          </Button>
+                        )}
                         <Button
                           size="compact-sm"
                           variant="default"
