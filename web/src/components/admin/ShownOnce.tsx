@@ -3,6 +3,8 @@ import type { ReactNode } from 'react';
 import { Alert, Button, Code, CopyButton, Group, Stack, Text } from '@mantine/core';
 
 export function ShownOnce({ label, value, children }: { label: string; value: string; children?: ReactNode }) {
+  // "Password" → "password", but "API secret" stays
+  const noun = /^[A-Z][a-z]/.test(label) ? label[0].toLowerCase() + label.slice(1) : label;
   return (
     <Alert color="yellow" variant="light" title={`${label}: copy it now`} data-testid="shown-once">
       <Stack gap="xs">
@@ -16,7 +18,7 @@ export function ShownOnce({ label, value, children }: { label: string; value: st
           <CopyButton value={value}>
             {({ copied, copy }) => (
               <Button size="xs" variant={copied ? 'filled' : 'light'} color={copied ? 'teal' : undefined} onClick={copy}>
-                {copied ? 'Copied' : `Copy ${label.toLowerCase()}`}
+                {copied ? 'Copied' : `Copy ${noun}`}
               </Button>
             )}
           </CopyButton>
