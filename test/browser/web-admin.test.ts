@@ -332,7 +332,7 @@ test('account: a personal access token, shown once, works against /v1/session un
 });
 
 test(
-  'webhooks: an endpoint on 127.0.0.1 (private targets allowed), its secret shown once, a delivery in its log, redeliver',
+  'webhooks: an endpoint on 127.0.0.1 (private targets allowed), its secret shown once, a delivery in its log, redeliver, edit',
   { skip },
   async () => {
     const w = await open();
@@ -404,6 +404,20 @@ test(
     assert.equal(receiver.received[1].json.type, 'process.gate');
     await w.page.getByRole('button', { name: 'Redeliver all failed' }).click();
     await w.page.getByText('Every failed delivery: nothing to deliver again.').waitFor();
+
+    // edit the endpoint: its description, keeping the events it receives
+    await w.page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Webhooks' }).click();
+    await w.page.getByRole('button', { name: `Edit ${receiver.url}` }).click();
+    const edit = w.page.getByRole('dialog', { name: 'Edit endpoint' });
+    assert.equal(await edit.getByLabel('Description').inputValue(), 'Test receiver');
+    await edit.getByLabel('Description').fill('Receiver of gate changes');
+    await edit.getByRole('button', { name: 'Save endpoint' }).click();
+    await w.page.getByText('Receiver of gate changes').waitFor();
+    const hooks = (await asAnna('GET', '/v1/webhooks')).json().items;
+    assert.equal(hooks[0].description, 'Receiver of gate changes');
+    assert.deepEqual(hooks[0].eventTypes, ['process.*']);
+    await w.page.getByRole('link', { name: `Deliveries to ${receiver.url}` }).click();
+    await w.page.getByTestId('deliveries-table').waitFor();
 
     await w.page.setViewportSize({ width: 390, height: 844 });
     await shot(w.page, 'admin-deliveries');
