@@ -44,6 +44,8 @@ const resolver: CSSVariablesResolver = () => ({
   variables: {},
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    // a field's error text (red-6 by default is 3.3:1 on white)
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
     '--mantine-color-anchor': 'var(--mantine-color-blue-9)',
     '--mantine-color-orange-light-color': '#a63a0a',
     '--mantine-color-yellow-light-color': '#8a5a00',
@@ -57,7 +59,17 @@ const resolver: CSSVariablesResolver = () => ({
       ]),
     ),
   },
-  dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
+  dark: {
+    '--mantine-color-dimmed': 'var(--mantine-color-dark-1)',
+    '--mantine-color-error': 'var(--mantine-color-red-5)',
+    // filled backgrounds under white text: shade 8 is 3.9:1 for teal; 9 passes 4.5:1
+    ...Object.fromEntries(
+      DARKER.flatMap((c) => [
+        [`--mantine-color-${c}-filled`, `var(--mantine-color-${c}-9)`],
+        [`--mantine-color-${c}-filled-hover`, `var(--mantine-color-${c}-9)`],
+      ]),
+    ),
+  },
 });
 
 const queryClient = new QueryClient({

@@ -3,6 +3,7 @@ import { createRootRouteWithContext, createRoute, createRouter, lazyRouteCompone
 import type { QueryClient } from '@tanstack/react-query';
 import { parseSearch, stringifySearch, safeRedirect } from './lib/url';
 import { parseQueueSearch } from './lib/queue-search';
+import { parseAuditSearch } from './lib/admin-nav';
 import { AppLayout } from './components/AppLayout';
 import { SignInPage } from './pages/SignIn';
 import { OverviewPage } from './pages/Overview';
@@ -72,9 +73,45 @@ export const importRoute = createRoute({
 
 export const taskRoute = createRoute({ getParentRoute: () => appRoute, path: '/tasks/$taskId', component: TaskPage });
 
+// Administration (pages/admin): its section, the notifications and one's own account; each screen
+// checks its permission and answers "not allowed" to a role without it
+const admin = (name: keyof typeof import('./pages/admin/index')) => lazyRouteComponent(() => import('./pages/admin/index'), name);
+export const adminRoute = createRoute({ getParentRoute: () => appRoute, path: '/admin', component: admin('AdminLayout') });
+const adminIndexRoute = createRoute({ getParentRoute: () => adminRoute, path: '/', component: admin('AdminIndexPage') });
+const adminUsersRoute = createRoute({ getParentRoute: () => adminRoute, path: '/users', component: admin('UsersPage') });
+const adminMatesRoute = createRoute({ getParentRoute: () => adminRoute, path: '/mates', component: admin('MatesPage') });
+const adminTenantRoute = createRoute({ getParentRoute: () => adminRoute, path: '/tenant', component: admin('TenantPage') });
+const adminWebhooksRoute = createRoute({ getParentRoute: () => adminRoute, path: '/webhooks', component: admin('WebhooksPage') });
+export const adminWebhookRoute = createRoute({
+  getParentRoute: () => adminRoute,
+  path: '/webhooks/$webhookId',
+  component: admin('WebhookPage'),
+});
+export const adminAuditRoute = createRoute({
+  getParentRoute: () => adminRoute,
+  path: '/audit',
+  validateSearch: parseAuditSearch,
+  component: admin('AuditPage'),
+});
+const notificationsRoute = createRoute({ getParentRoute: () => appRoute, path: '/notifications', component: admin('NotificationsPage') });
+const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: admin('AccountPage') });
+const ADMIN_TREE = [
+  adminRoute.addChildren([
+    adminIndexRoute,
+    adminUsersRoute,
+    adminMatesRoute,
+    adminTenantRoute,
+    adminWebhooksRoute,
+    adminWebhookRoute,
+    adminAuditRoute,
+  ]),
+  notificationsRoute,
+  accountRoute,
+];
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, queueRoute, createTaskRoute, settingsRoute, taskRoute, kpisRoute, importRoute]),
+  appRoute.addChildren([overviewRoute, queueRoute, createTaskRoute, settingsRoute, taskRoute, kpisRoute, importRoute, ...ADMIN_TREE]),
 ]);
 
 export const router = createRouter({

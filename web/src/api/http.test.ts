@@ -59,6 +59,12 @@ describe('api()', () => {
     expect(ended).not.toHaveBeenCalled();
     await api('/v1/processes').catch(() => {});
     expect(ended).toHaveBeenCalledTimes(1);
+    // a wrong current password when changing one's own is not the end of the session
+    vi.stubGlobal('fetch', answer(401, { code: 'invalid_credentials', message: 'The current password is incorrect' }));
+    expect(errorMessage(await api('/v1/me/password', { method: 'POST', body: {} }).catch((e) => e))).toBe(
+      'The current password is incorrect',
+    );
+    expect(ended).toHaveBeenCalledTimes(1);
   });
   it('204 answers undefined', async () => {
     vi.stubGlobal('fetch', answer(204, undefined));

@@ -101,7 +101,8 @@ function refusal(path: string, status: number, text: string, retryAfter: string 
     Array.isArray(e.errors) ? e.errors : [],
     retry > 0 ? retry : null,
   );
-  if (status === 401 && path !== '/v1/session') sessionEnded?.();
+  // a wrong password given to confirm a change (POST /v1/me/password) is a 401 too, but the session goes on
+  if (status === 401 && path !== '/v1/session' && err.code !== 'invalid_credentials') sessionEnded?.();
   return err;
 }
 

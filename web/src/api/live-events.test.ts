@@ -8,19 +8,16 @@ describe('staleKeys()', () => {
     expect(staleKeys({ type: 'task.solved', processId: 3, taskId: 812 })).toEqual([['processes'], ['tasks', 3], ['task', 812]]);
     expect(staleKeys({ type: 'task.lock_expired', processId: 1, taskId: 2 })).toEqual([['processes'], ['tasks', 1], ['task', 2]]);
   });
-  it('process and run events: the processes (overview cards and process pages)', () => {
-    for (const type of [
-      'process.gate',
-      'process.settings',
-      'process.failure_reported',
-      'process.stopped_by_errors',
-      'run.started',
-      'run.finished',
-    ])
-      expect(staleKeys({ type, processId: 3 })).toEqual([['processes']]);
+  it('process events: the processes (overview cards and process pages) and the notifications; run events: the processes', () => {
+    for (const type of ['process.gate', 'process.settings', 'process.failure_reported', 'process.stopped_by_errors'])
+      expect(staleKeys({ type, processId: 3 })).toEqual([['processes'], ['notifications']]);
+    for (const type of ['run.started', 'run.finished']) expect(staleKeys({ type, processId: 3 })).toEqual([['processes']]);
+  });
+  it('a webhook event: the notifications and the webhook screens', () => {
+    expect(staleKeys({ type: 'webhook.disabled', webhookId: 2 })).toEqual([['notifications'], ['admin', 'webhooks']]);
   });
   it('an unknown type or unreadable data: everything', () => {
-    const all = [['processes'], ['tasks'], ['task']];
+    const all = [['processes'], ['tasks'], ['task'], ['notifications']];
     expect(staleKeys({ type: 'something.new' })).toEqual(all);
     expect(staleKeys({ type: 'task.moved' })).toEqual(all);
     expect(staleKeys(null)).toEqual(all);

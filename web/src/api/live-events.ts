@@ -11,11 +11,14 @@ export function staleKeys(data: unknown): QueryKey[] {
   const type = typeof e.type === 'string' ? e.type : '';
   const processId = typeof e.processId === 'number' ? e.processId : null;
   const taskId = typeof e.taskId === 'number' ? e.taskId : null;
-  // a process's gate, settings, Failure or runs: its card on the overview and its page (['processes', id])
-  if (type.startsWith('process.') || type.startsWith('run.')) return [['processes']];
+  // a process's gate, settings, Failure or runs: its card on the overview and its page (['processes', id]);
+  // a Failure or a stop by errors is also a notification (the layout's badge)
+  if (type.startsWith('process.')) return [['processes'], ['notifications']];
+  if (type.startsWith('run.')) return [['processes']];
+  if (type.startsWith('webhook.')) return [['notifications'], ['admin', 'webhooks']];
   // a task change: the counts, that process's queue views and that task's page
   if (type.startsWith('task.') && processId !== null && taskId !== null) return [['processes'], ['tasks', processId], ['task', taskId]];
-  return [['processes'], ['tasks'], ['task']];
+  return [['processes'], ['tasks'], ['task'], ['notifications']];
 }
 
 /**

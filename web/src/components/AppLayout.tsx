@@ -21,6 +21,7 @@ import { SessionContext, SESSION_KEY, useSessionQuery, useSignOut } from '../api
 import { onSessionEnded, errorMessage } from '../api/http';
 import { LiveProvider, useLive } from '../api/live';
 import { AnchorLink } from './links';
+import { AccountMenuItems, AdminNavLink, NotificationsBell } from './admin/LayoutLinks';
 
 function LiveBadge() {
   const { live } = useLive();
@@ -94,11 +95,13 @@ export function AppLayout() {
                     <AnchorLink to="/kpis" activeProps={{ 'aria-current': 'page', fw: 600 }}>
                       KPIs
                     </AnchorLink>
+                    <AdminNavLink />
                   </Group>
                 </nav>
               </Group>
               <Group gap="sm" wrap="nowrap">
                 <LiveBadge />
+                <NotificationsBell />
                 <Menu position="bottom-end" withinPortal>
                   <Menu.Target>
                     <UnstyledButton>
@@ -107,7 +110,10 @@ export function AppLayout() {
                           {(s.user.name || s.user.username).slice(0, 1).toUpperCase()}
                         </Avatar>
                         <VisuallyHidden>Account menu:</VisuallyHidden>
-                        <Text size="sm">{s.user.name || s.user.username}</Text>
+                        {/* on a phone the avatar's initial stands for the name (room for the bell) */}
+                        <Text size="sm" visibleFrom="xs">
+                          {s.user.name || s.user.username}
+                        </Text>
                       </Group>
                     </UnstyledButton>
                   </Menu.Target>
@@ -115,6 +121,7 @@ export function AppLayout() {
                     <Menu.Label>
                       {s.tenant.name} · {s.user.role}
                     </Menu.Label>
+                    <AccountMenuItems />
                     <Menu.Item onClick={() => setColorScheme(colorScheme === 'dark' ? 'light' : 'dark')}>
                       {colorScheme === 'dark' ? 'Light theme' : 'Dark theme'}
                     </Menu.Item>
