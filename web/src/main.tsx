@@ -91,7 +91,8 @@ createRoot(document.getElementById('root')!).render(
       getStyleNonce={() => nonce}
       cssVariablesResolver={resolver}
     >
-      <Notifications position="top-right" />
+      {/* bottom: a message never covers the header and its menus (on a phone it spans the width) */}
+      <Notifications position="bottom-right" />
       <QueryClientProvider client={queryClient}>
         <RouterProvider router={router} context={{ queryClient }} />
       </QueryClientProvider>

@@ -26,7 +26,12 @@ import { AccountMenuItems, AdminNavLink, NotificationsBell } from './admin/Layou
 function LiveBadge() {
   const { live } = useLive();
   return (
-    <Badge variant="dot" color={live ? 'teal' : 'gray'} title={live ? 'Updates arrive as they happen' : 'Refreshing every 2 seconds'}>
+    <Badge
+      variant="dot"
+      color={live ? 'teal' : 'gray'}
+      title={live ? 'Updates arrive as they happen' : 'Refreshing every 2 seconds'}
+      visibleFrom="sm"
+    >
       {live ? 'Live' : 'Auto-refresh'}
     </Badge>
   );
@@ -84,7 +89,8 @@ export function AppLayout() {
           <AppShell.Header>
             <Group h="100%" px="md" justify="space-between" wrap="nowrap">
               <Group gap="lg" wrap="nowrap">
-                <AnchorLink to="/" fw={700} size="lg" underline="never" c="var(--mantine-color-text)">
+                {/* on a phone the Overview link leads home: the name would push the account menu off screen */}
+                <AnchorLink to="/" fw={700} size="lg" underline="never" c="var(--mantine-color-text)" visibleFrom="sm">
                   Queuemate
                 </AnchorLink>
                 <nav aria-label="Main">
@@ -109,9 +115,9 @@ export function AppLayout() {
                         <Avatar size="sm" radius="xl" color="blue" aria-hidden>
                           {(s.user.name || s.user.username).slice(0, 1).toUpperCase()}
                         </Avatar>
-                        <VisuallyHidden>Account menu:</VisuallyHidden>
+                        <VisuallyHidden>Account menu: {s.user.name || s.user.username}</VisuallyHidden>
                         {/* on a phone the avatar's initial stands for the name (room for the bell) */}
-                        <Text size="sm" visibleFrom="xs">
+                        <Text size="sm" visibleFrom="xs" aria-hidden>
                           {s.user.name || s.user.username}
                         </Text>
                       </Group>
