@@ -329,6 +329,14 @@ test('rules: typed values, agents set values only, developers define them', asyn
   });
   assert.equal(retyped.statusCode, 200, retyped.body);
   assert.deepEqual((await mate.get('/api/GetRules/invoices')).body.maxAmount, [{ country: 'DK', max: 5000 }]);
+  // a table's columns keep the order they were given in (a longer name first), for the Mates and for people
+  const ordered = await send(people.agent, 'PUT', `/v1/processes/${invoicesId}/rules/${rule.id}/value`, {
+    value: [{ supplierCountry: 'DK', max: 5000, a: 1 }],
+  });
+  assert.equal(ordered.statusCode, 200, ordered.body);
+  assert.deepEqual(Object.keys((await mate.get('/api/GetRules/invoices')).body.maxAmount[0]), ['supplierCountry', 'max', 'a']);
+  const read = (await get(people.viewer, `/v1/processes/${invoicesId}/rules`)).json().items[0];
+  assert.deepEqual(Object.keys(read.value[0]), ['supplierCountry', 'max', 'a']);
   const list = await get(people.viewer, `/v1/processes/${invoicesId}/rules`);
   assert.equal(list.json().items.length, 1);
   assert.equal((await send(bAdmin, 'DELETE', `/v1/processes/${invoicesId}/rules/${rule.id}`)).statusCode, 404);
