@@ -373,6 +373,27 @@ export interface AuditLogTable {
   request_id: string | null;
 }
 
+/** A key of the queue counters (migration 0006, qm_count_keys). */
+export type QueueCountKind =
+  'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'ManualError' | 'Solved' | 'urgent' | 'locked' | 'deadline';
+
+export interface QueueCountsTable {
+  tenant_id: number;
+  process_id: number;
+  kind: QueueCountKind;
+  bucket: Timestamp;
+  n: number;
+}
+
+export interface QueueCountDeltasTable {
+  id: Generated<number>;
+  tenant_id: number;
+  process_id: number;
+  kind: QueueCountKind;
+  bucket: Timestamp;
+  n: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_api_secrets: TenantApiSecretsTable;
@@ -397,4 +418,6 @@ export interface Database {
   outbox_sequencer: OutboxSequencerTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
+  queue_counts: QueueCountsTable;
+  queue_count_deltas: QueueCountDeltasTable;
 }

@@ -11,6 +11,7 @@ import { recoverExpiredLeases } from './leases.js';
 import { closeIdleRuns } from './idle-runs.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency-expiry.js';
 import { pruneSignInFailures } from './signin-pruning.js';
+import { foldQueueCounts } from './queue-counters.js';
 
 export interface MaintenanceDeps {
   db: Kysely<Database>;
@@ -35,7 +36,7 @@ const LEASE_BATCH = 500;
 export async function sweepOnce(
   deps: Pick<MaintenanceDeps, 'db' | 'units'>,
   now: Date,
-): Promise<{ recovered: number; runsClosed: number }> {
+): Promise<{ recovered: number; runsClosed: number; countsFolded: number }> {
   let recovered = 0;
   for (;;) {
     const n = await recoverExpiredLeases(deps.units, now, LEASE_BATCH);
@@ -44,7 +45,9 @@ export async function sweepOnce(
   }
   const runsClosed = await closeIdleRuns(deps.db, now);
   await purgeExpiredIdempotencyKeys(deps.db, now);
-  return { recovered, runsClosed };
+  // after the lease recovery, so that the deltas of the recoveries fold in the same sweep
+  const countsFolded = await foldQueueCounts(deps.db, now);
+  return { recovered, runsClosed, countsFolded };
 }
 
 /** Runs the jobs every interval; returns the function that stops them (awaiting a sweep in progress). */
