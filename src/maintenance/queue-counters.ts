@@ -1,5 +1,5 @@
 /**
- * The fold of the queue counters (docs/operations.md §7): moves the deltas the task funnel appended
+ * The fold of the queue counters (docs/operations.md "Queue counters"): moves the deltas the task funnel appended
  * into queue_counts, and merges bins whose time has passed into the '-infinity' bin, so that a read
  * sums a few hundred rows per process, however many changes there were.
  *

@@ -1,5 +1,5 @@
 /**
- * Queue counters (docs/operations.md §7): per process, how many tasks are in each queue, urgent,
+ * Queue counters (docs/operations.md "Queue counters"): per process, how many tasks are in each queue, urgent,
  * locked, with a deadline, kept by the task funnel in the same statement as the task changes.
  *
  * Writes are append-only: each funnel statement inserts its net deltas (grouped by process, key
@@ -7,7 +7,7 @@
  * queue-counters.ts) moves them into queue_counts. A count is queue_counts + SUM(deltas), read in
  * one statement, so it is exact at any moment, folded or not. Updating one counter row per
  * process instead would make every take and hand-back of a process wait for the previous one's
- * commit on that row (docs/operations.md §7 has the measurement).
+ * commit on that row (docs/operations.md "Queue counters").
  *
  * The keys of a task and their buckets are defined once, by qm_count_keys (migration 0006), which
  * both the backfill and the derived write call.

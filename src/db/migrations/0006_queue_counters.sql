@@ -1,4 +1,4 @@
--- Queue counters (docs/operations.md §7): the overview's and /metrics' counts per process, kept in
+-- Queue counters (docs/operations.md "Queue counters"): the overview's and /metrics' counts per process, kept in
 -- the same transactions as the task changes instead of a COUNT(*) over the tenant's tasks per
 -- request (381 ms at 200k tasks on the embedded store).
 --
