@@ -1,5 +1,5 @@
 /**
- * Queue counters (src/processes/counters.ts, docs/operations.md §7): after a long seeded random
+ * Queue counters (src/processes/counters.ts, docs/operations.md "Queue counters"): after a long seeded random
  * sequence of Mate and people actions, some of them concurrent, the overview's counts and
  * /metrics' queue depths equal a brute-force COUNT(*) over the tasks, before and after the fold
  * job ran; two folds at once lose and double nothing.

@@ -386,8 +386,8 @@ export interface QueueCountsTable {
 }
 
 export interface QueueCountDeltasTable {
-  id: Generated<number>;
   tenant_id: number;
+  id: Generated<number>;
   process_id: number;
   kind: QueueCountKind;
   bucket: Timestamp;

@@ -36,7 +36,7 @@ export async function foldQueueCounts(db: Kysely<Database>, now: Date): Promise<
           SELECT qm_count_bucket(${now}::timestamptz) - ${sql.raw(PAST_MARGIN)} AS past, ${now}::timestamptz - ${sql.raw(SOLVED_KEPT)} AS solved
         ),
         moved AS (
-          DELETE FROM queue_count_deltas WHERE id IN (SELECT id FROM queue_count_deltas ORDER BY id LIMIT ${BATCH})
+          DELETE FROM queue_count_deltas WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM queue_count_deltas LIMIT ${BATCH})
           RETURNING tenant_id, process_id, kind, bucket, n
         ),
         aged AS (

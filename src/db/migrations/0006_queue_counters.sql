@@ -49,15 +49,16 @@ CREATE TABLE queue_counts (
 -- and bucket it changed), so concurrent writers never update a shared row. No foreign key: its
 -- check would share-lock the process row from every take and hand-back; the fold drops deltas
 -- of a process that no longer exists.
+-- The primary key's index is the only one: a read takes one tenant's deltas, the fold any batch.
 CREATE TABLE queue_count_deltas (
-  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   tenant_id  bigint NOT NULL,
+  id         bigint GENERATED ALWAYS AS IDENTITY,
   process_id bigint NOT NULL,
   kind       text NOT NULL CHECK (kind IN ('Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'ManualError', 'Solved', 'urgent', 'locked', 'deadline')),
   bucket     timestamptz NOT NULL,
-  n          bigint NOT NULL
+  n          bigint NOT NULL,
+  PRIMARY KEY (tenant_id, id)
 );
-CREATE INDEX queue_count_deltas_process_idx ON queue_count_deltas (tenant_id, process_id);
 
 -- The time-dependent part of a count is read from the tasks of the current 15-minute bin only:
 -- Ready tasks whose future activation date falls in it, open tasks whose deadline does. Both
