@@ -70,7 +70,7 @@ try {
     { name: 'ref', type: 'text' as const },
     { name: 'amount', type: 'number' as const },
   ];
-  const procs = [];
+  const procs: { id: number }[] = [];
   for (const key of ['invoices', 'orders', 'claims', 'returns'])
     procs.push(await createProcess(store.db, tenant.id, { processKey: key, fields }));
   await sql`UPDATE processes SET deadlines_enabled = true, default_deadline_seconds = 86400 WHERE id = ${procs[1].id}`.execute(store.db);
