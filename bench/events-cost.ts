@@ -5,6 +5,7 @@
  * rolled back afterwards so that every round starts from the same state.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx bench/events-cost.ts [--batch 64] [--rounds 300] [--write outbox|count_deltas]
+ *   node --import tsx bench/events-cost.ts --lite …   (the embedded store, in memory)
  *
  * Prints one JSON line with the median time of each and their ratio. Alternating rounds share the
  * machine's noise, so the ratio is meaningful even when the absolute times are not.
@@ -12,7 +13,8 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { openStore, PREPARED } from '../src/db/store.js';
+import { PGlite } from '@electric-sql/pglite';
+import { openStore, PREPARED, type Store } from '../src/db/store.js';
 import { migrate } from '../src/db/migrator.js';
 import { createTenant } from '../src/tenants/service.js';
 import { createProcess } from '../src/processes/service.js';
@@ -25,19 +27,25 @@ function arg(name: string, def: number): number {
 const BATCH = arg('batch', 64);
 const WRITE = process.argv.includes('--write') ? process.argv[process.argv.indexOf('--write') + 1] : 'outbox';
 const ROUNDS = arg('rounds', 300);
+const LITE = process.argv.includes('--lite');
 const BASE_URL = process.env.DATABASE_URL;
-if (!BASE_URL) {
-  console.error('bench: set DATABASE_URL');
+if (!BASE_URL && !LITE) {
+  console.error('bench: set DATABASE_URL, or pass --lite (the embedded store, in memory)');
   process.exit(2);
 }
 
 const name = `qm_bench_${crypto.randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: BASE_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const u = new URL(BASE_URL);
-u.pathname = `/${name}`;
-const store = await openStore({ databaseUrl: u.toString(), dataDir: '', poolSize: 2 });
+let admin: pg.Client | null = null;
+let store: Store;
+if (LITE) store = await openStore({ databaseUrl: null, dataDir: '', pglite: await PGlite.create() });
+else {
+  admin = new pg.Client({ connectionString: BASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(BASE_URL!);
+  u.pathname = `/${name}`;
+  store = await openStore({ databaseUrl: u.toString(), dataDir: '', poolSize: 2 });
+}
 try {
   await migrate(store);
   const { tenant } = await createTenant(store.db, { clientId: 'bench' });
@@ -96,6 +104,7 @@ try {
   const withoutMs = median(off);
   console.log(
     JSON.stringify({
+      store: LITE ? 'pglite' : 'postgres',
       write: WRITE,
       batch: BATCH,
       rounds: ROUNDS,
@@ -106,6 +115,8 @@ try {
   );
 } finally {
   await store.close();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  if (admin) {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
 }
