@@ -86,6 +86,9 @@ try {
   );
 
   // 1M tasks, set-based: half in the first process (the list's), the rest spread over three.
+  // Leases last a day: no sweeper runs here, and leases left expired would be counted one by one
+  // (the overview subtracts expired, unrecovered leases; in service the sweeper recovers them
+  // within its interval).
   // i mod 100 decides the state: 0-39 Ready (0-3 not active yet, 4-5 locked), 40-44 NeedsData,
   // 45-49 NeedsApproval, 50-54 Manual, 55-57 Manual with Error, 58-99 Solved (updated over 30 days).
   const t0 = performance.now();
@@ -101,7 +104,7 @@ try {
         CASE WHEN s.m < 4 THEN ${now}::timestamptz + (g % 720) * interval '1 minute' ELSE s.created END,
         CASE WHEN p.id = ${procs[1].id} AND s.queue <> 'Solved' THEN ${now}::timestamptz + ((g % 14) - 7) * interval '1 day' + (g % 1440) * interval '1 minute' END,
         g % 50 = 0, s.created,
-        CASE WHEN s.m IN (4, 5) THEN 1 END, CASE WHEN s.m IN (4, 5) THEN ${now}::timestamptz + interval '10 minutes' END,
+        CASE WHEN s.m IN (4, 5) THEN 1 END, CASE WHEN s.m IN (4, 5) THEN ${now}::timestamptz + interval '1 day' END,
         s.created, 'system', CASE WHEN s.queue = 'Solved' THEN s.created + (g % 1000) * interval '1 second' ELSE s.created END
       FROM generate_series(${from}::bigint, ${to}::bigint) g
       CROSS JOIN LATERAL (SELECT (g % 100)::int AS m,
