@@ -167,6 +167,8 @@ export const EXPECTED_TABLES: readonly string[] = [
   'process_fields',
   'process_rules',
   'processes',
+  'queue_count_deltas',
+  'queue_counts',
   'runs',
   'schema_migrations',
   'sign_in_failures',

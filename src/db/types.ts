@@ -419,6 +419,27 @@ export interface AuditLogTable {
   request_id: string | null;
 }
 
+/** A key of the queue counters (migration 0006, qm_count_keys). */
+export type QueueCountKind =
+  'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'ManualError' | 'Solved' | 'urgent' | 'locked' | 'deadline';
+
+export interface QueueCountsTable {
+  tenant_id: number;
+  process_id: number;
+  kind: QueueCountKind;
+  bucket: Timestamp;
+  n: number;
+}
+
+export interface QueueCountDeltasTable {
+  tenant_id: number;
+  id: Generated<number>;
+  process_id: number;
+  kind: QueueCountKind;
+  bucket: Timestamp;
+  n: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_api_secrets: TenantApiSecretsTable;
@@ -445,4 +466,6 @@ export interface Database {
   audit_log: AuditLogTable;
   bulk_jobs: BulkJobsTable;
   webhook_attempts: WebhookAttemptsTable;
+  queue_counts: QueueCountsTable;
+  queue_count_deltas: QueueCountDeltasTable;
 }

@@ -12,8 +12,11 @@ import type { MaintenanceLog } from './scheduler.js';
 import type { Database } from '../db/types.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
 
-/** The tables every task change writes to (the funnel's derived writes included). */
-export const HOT_TABLES = ['tasks', 'task_history', 'kpi_events', 'runs', 'task_comments'] as const;
+/**
+ * The tables every task change writes to (the funnel's derived writes included). The queue counters
+ * churn most for their size: deltas are inserted by every change and deleted by every fold.
+ */
+export const HOT_TABLES = ['tasks', 'task_history', 'kpi_events', 'runs', 'task_comments', 'queue_count_deltas', 'queue_counts'] as const;
 
 /** A pass runs once this many task rows changed, plus this share of the tasks table's rows. */
 export const VACUUM_MIN_CHANGES = 2000;

@@ -13,6 +13,7 @@ import { purgeExpiredIdempotencyKeys } from './idempotency-expiry.js';
 import { pruneSignInFailures } from './signin-pruning.js';
 import { purgeEndedBulkJobs, resumeBulkJobs } from './bulk-jobs.js';
 import type { BulkJobs } from '../tasks/bulk.js';
+import { foldQueueCounts } from './queue-counters.js';
 
 export interface MaintenanceDeps {
   db: Kysely<Database>;
@@ -39,7 +40,7 @@ const LEASE_BATCH = 500;
 export async function sweepOnce(
   deps: Pick<MaintenanceDeps, 'db' | 'units' | 'bulkJobs'>,
   now: Date,
-): Promise<{ recovered: number; runsClosed: number; bulkJobsResumed: number }> {
+): Promise<{ recovered: number; runsClosed: number; countsFolded: number; bulkJobsResumed: number }> {
   let recovered = 0;
   for (;;) {
     const n = await recoverExpiredLeases(deps.units, now, LEASE_BATCH);
@@ -50,7 +51,9 @@ export async function sweepOnce(
   await purgeExpiredIdempotencyKeys(deps.db, now);
   await purgeEndedBulkJobs(deps.db, now);
   const bulkJobsResumed = deps.bulkJobs ? await resumeBulkJobs(deps.bulkJobs) : 0;
-  return { recovered, runsClosed, bulkJobsResumed };
+  // after the lease recovery and the bulk jobs, so that the deltas of both fold in the same sweep
+  const countsFolded = await foldQueueCounts(deps.db, now);
+  return { recovered, runsClosed, countsFolded, bulkJobsResumed };
 }
 
 /** Runs the jobs every interval; returns the function that stops them (awaiting a sweep in progress). */

@@ -49,7 +49,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'queuemate_queue_depth',
-      help: 'Tasks per process and queue (error: the Error flag), read when scraped.',
+      help: 'Tasks per process and queue (error: the Error flag), read from the queue counters when scraped.',
       labelNames: ['tenant', 'process', 'queue', 'error'],
       registers: [registry],
       async collect() {

@@ -11,16 +11,27 @@ export interface QueueDepth {
 }
 
 /**
- * Tasks per process and queue (with the Error flag), one grouped read over tasks_queue_idx. At most
- * one series per process × 5 queues × 2 flags; archived and deleted tasks are not counted.
+ * Tasks per process and queue (with the Error flag), from the queue counters (folded counts plus
+ * deltas, src/processes/counters.ts), never a COUNT(*) over tasks. At most one series per
+ * process × 6 queue keys; deleted tasks are not counted.
  */
 export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
-  const { rows } = await sql<{ tenant_id: number; process_key: string; queue: string; error: boolean; n: number }>`
-    SELECT p.tenant_id, p.process_key, t.queue, t.error, t.n
-    FROM (SELECT tenant_id, process_id, queue, error, count(*)::int AS n FROM tasks WHERE deleted_at IS NULL
-          GROUP BY tenant_id, process_id, queue, error) t
-    JOIN processes p ON p.tenant_id = t.tenant_id AND p.id = t.process_id`.execute(db);
-  return rows.map((r) => ({ tenantId: r.tenant_id, processKey: r.process_key, queue: r.queue, error: r.error, n: r.n }));
+  const { rows } = await sql<{ tenant_id: number; process_key: string; kind: string; n: number }>`
+    SELECT p.tenant_id, p.process_key, c.kind, c.n
+    FROM (SELECT tenant_id, process_id, kind, sum(n)::int AS n
+          FROM (SELECT tenant_id, process_id, kind, n FROM queue_counts
+                UNION ALL SELECT tenant_id, process_id, kind, n FROM queue_count_deltas) u
+          WHERE kind IN ('Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'ManualError', 'Solved')
+          GROUP BY tenant_id, process_id, kind) c
+    JOIN processes p ON p.tenant_id = c.tenant_id AND p.id = c.process_id
+    WHERE c.n <> 0`.execute(db);
+  return rows.map((r) => ({
+    tenantId: r.tenant_id,
+    processKey: r.process_key,
+    queue: r.kind === 'ManualError' ? 'Manual' : r.kind,
+    error: r.kind === 'ManualError',
+    n: r.n,
+  }));
 }
 
 export interface OutboxBacklog {

@@ -1,13 +1,15 @@
 /**
  * What people see of processes (docs/people-api.md §4): the overview summary of every process of
  * a tenant — state, queue counts, open run, last Mate contact — and the full detail of one.
- * Counts for all processes come from ONE grouped query over the tenant's tasks, never one per process.
+ * Counts for all processes come from the queue counters (counters.ts) in ONE statement, never one
+ * per process and never a COUNT(*) over the tenant's tasks.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Calendar, Database, FieldType, RuleType } from '../db/types.js';
 import type { ProcessDef } from './store.js';
 import { Refusal } from '../lib/errors.js';
 import { localDate, localWeekday, parseDateTimeInput } from '../lib/time.js';
+import { readQueueCounters, type CounterValues } from './counters.js';
 
 export interface QueueCounts {
   ready: number;
@@ -53,55 +55,6 @@ const ZERO: QueueCounts = {
   overdue: 0,
   notActiveYet: 0,
 };
-
-/**
- * Counts per process of the tenant (or of one process), in one statement. `ready` is Ready and
- * active (activation date reached), `notActiveYet` Ready and not yet active; `manual` is Manual
- * without the Error flag, `error` with it; `solved` counts tasks solved since midnight in the
- * tenant's time zone; `locked`, `urgent` and `overdue` count unsolved tasks. `takeable` (Ready,
- * active, not locked) decides okToRun as OkToRun does.
- */
-async function countTasks(
-  db: Kysely<Database>,
-  tenantId: number,
-  now: Date,
-  startOfToday: Date,
-  processId?: number,
-): Promise<Map<number, QueueCounts & { takeable: number }>> {
-  const { rows } = await sql<Record<string, number>>`
-    SELECT process_id,
-      count(*) FILTER (WHERE queue = 'Ready' AND activation_date <= ${now}) AS ready,
-      count(*) FILTER (WHERE queue = 'Ready' AND activation_date > ${now}) AS not_active_yet,
-      count(*) FILTER (WHERE queue = 'Ready' AND activation_date <= ${now} AND locked_until IS NULL) AS takeable,
-      count(*) FILTER (WHERE queue = 'NeedsData') AS needs_data,
-      count(*) FILTER (WHERE queue = 'NeedsApproval') AS needs_approval,
-      count(*) FILTER (WHERE queue = 'Manual' AND NOT error) AS manual,
-      count(*) FILTER (WHERE queue = 'Manual' AND error) AS error,
-      count(*) FILTER (WHERE queue = 'Solved' AND updated_at >= ${startOfToday}) AS solved,
-      count(*) FILTER (WHERE queue <> 'Solved' AND locked_until IS NOT NULL) AS locked,
-      count(*) FILTER (WHERE queue <> 'Solved' AND urgent) AS urgent,
-      count(*) FILTER (WHERE queue <> 'Solved' AND deadline < ${now}) AS overdue
-    FROM tasks
-    WHERE tenant_id = ${tenantId} AND deleted_at IS NULL ${processId === undefined ? sql`` : sql`AND process_id = ${processId}`}
-    GROUP BY process_id`.execute(db);
-  const out = new Map<number, QueueCounts & { takeable: number }>();
-  for (const r of rows) {
-    out.set(Number(r.process_id), {
-      ready: Number(r.ready),
-      needsData: Number(r.needs_data),
-      needsApproval: Number(r.needs_approval),
-      manual: Number(r.manual),
-      error: Number(r.error),
-      solved: Number(r.solved),
-      locked: Number(r.locked),
-      urgent: Number(r.urgent),
-      overdue: Number(r.overdue),
-      notActiveYet: Number(r.not_active_yet),
-      takeable: Number(r.takeable),
-    });
-  }
-  return out;
-}
 
 interface ProcessRow {
   id: number;
@@ -155,8 +108,8 @@ function blockedOn(calendar: Calendar, now: Date, timeZone: string): boolean {
   );
 }
 
-function toSummary(p: ProcessRow, c: (QueueCounts & { takeable: number }) | undefined, now: Date, timeZone: string): ProcessSummary {
-  const { takeable = 0, ...counts } = c ?? { ...ZERO, takeable: 0 };
+function toSummary(p: ProcessRow, c: CounterValues | undefined, now: Date, timeZone: string): ProcessSummary {
+  const { takeable, ...counts } = c ?? { ...ZERO, takeable: false };
   const blockedToday = blockedOn(p.calendar, now, timeZone);
   const stoppedByErrors = p.stop_on_errors && counts.error > p.error_limit;
   return {
@@ -171,7 +124,7 @@ function toSummary(p: ProcessRow, c: (QueueCounts & { takeable: number }) | unde
       blockedToday,
       stoppedByErrors,
       // as OkToRun answers it (src/tasks/gate.ts)
-      okToRun: p.gate_open && !blockedToday && !stoppedByErrors && (!p.tasks_enabled || takeable > 0),
+      okToRun: p.gate_open && !blockedToday && !stoppedByErrors && (!p.tasks_enabled || takeable),
       failure: p.failure_at ? { message: p.failure_message ?? '', at: p.failure_at } : null,
     },
     counts,
@@ -180,7 +133,7 @@ function toSummary(p: ProcessRow, c: (QueueCounts & { takeable: number }) | unde
   };
 }
 
-/** Every process of the tenant (archived ones only when asked), with counts from one grouped query. */
+/** Every process of the tenant (archived ones only when asked), with counts from one read of the counters. */
 export async function listProcessSummaries(
   db: Kysely<Database>,
   tenantId: number,
@@ -190,7 +143,7 @@ export async function listProcessSummaries(
 ): Promise<ProcessSummary[]> {
   const [rows, counts] = await Promise.all([
     loadProcessRows(db, tenantId, undefined, opts.includeArchived ?? false),
-    countTasks(db, tenantId, now, startOfDay(now, timeZone)),
+    readQueueCounters(db, tenantId, now, startOfDay(now, timeZone)),
   ]);
   return rows.map((p) => toSummary(p, counts.get(p.id), now, timeZone));
 }
@@ -204,7 +157,7 @@ export async function getProcessSummary(
 ): Promise<ProcessSummary> {
   const [rows, counts] = await Promise.all([
     loadProcessRows(db, tenantId, processId),
-    countTasks(db, tenantId, now, startOfDay(now, timeZone), processId),
+    readQueueCounters(db, tenantId, now, startOfDay(now, timeZone), processId),
   ]);
   if (!rows[0]) throw new Refusal('process_not_found', `No process ${processId}`);
   return toSummary(rows[0], counts.get(processId), now, timeZone);

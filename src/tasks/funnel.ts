@@ -16,6 +16,9 @@
  *   kpi_outcome, kpi_entries, kpi_seconds               the KPI event, when the change logs one
  *   run_id, mate_id                                     the run and Mate the KPI event counts for
  *   clears_failure                                      a Mate acted on the process (docs/product.md §7)
+ *   deleted, urgent, locked, activation_date, deadline  after, as the queue counters key them
+ *   from_deleted, from_urgent, from_locked,             before (processes/counters.ts)
+ *     from_activation_date, from_deadline, from_updated_at
  *
  * Changes whose new state is computed in code (applyChanges) pass it as arrays; the take, whose
  * rows are picked by the database, builds the relation in SQL (take.ts). Both end in
@@ -30,6 +33,7 @@ import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
 import { runCountsFromChanges } from '../runs/store.js';
 import { failureClearFromChanges } from '../processes/store.js';
 import { eventsFromChanges } from '../events/outbox.js';
+import { countDeltasFromChanges } from '../processes/counters.js';
 import type { TaskRow } from './store.js';
 
 export interface KpiEntry {
@@ -75,6 +79,7 @@ export function derivedWrites(source: string): [name: string, query: RawBuilder<
     ['run_counts', runCountsFromChanges(source)],
     ['failures_cleared', failureClearFromChanges(source)],
     ['outbox', eventsFromChanges(source)],
+    ['count_deltas', countDeltasFromChanges(source)],
   ];
 }
 
@@ -143,6 +148,12 @@ const INPUT_COLUMNS = [
   ['mate_id', 'bigint'],
   ['clears_failure', 'boolean'],
   ['expected_version', 'text'],
+  ['from_deleted', 'boolean'],
+  ['from_urgent', 'boolean'],
+  ['from_locked', 'boolean'],
+  ['from_activation_date', 'timestamptz'],
+  ['from_deadline', 'timestamptz'],
+  ['from_updated_at', 'timestamptz'],
 ] as const;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -192,6 +203,12 @@ function inputRow(c: TaskChange): unknown[] {
     c.kpi ? callerMateId(c.caller) : null,
     c.clearsFailure ?? false,
     c.expectedVersion ?? null,
+    b !== null && b.deleted_at !== null,
+    b?.urgent ?? false,
+    b !== null && b.locked_until !== null,
+    iso(b?.activation_date ?? null),
+    iso(b?.deadline ?? null),
+    iso(b?.updated_at ?? null),
   ];
 }
 
@@ -230,7 +247,9 @@ const APPLY = (() => {
   ),
   changes AS (
     SELECT tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, request_id, action, from_queue, from_error, queue, error,
-      reason, comment, retry_count, details::jsonb AS details, kpi_outcome, kpi_entries, kpi_seconds, run_id, mate_id, clears_failure
+      reason, comment, retry_count, details::jsonb AS details, kpi_outcome, kpi_entries, kpi_seconds, run_id, mate_id, clears_failure,
+      deleted_at IS NOT NULL AS deleted, urgent, locked_until IS NOT NULL AS locked, activation_date, deadline,
+      from_deleted, from_urgent, from_locked, from_activation_date, from_deadline, from_updated_at
     FROM v WHERE v.is_new OR v.task_id IN (SELECT id FROM updated)
   ),`);
 })();

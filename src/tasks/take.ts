@@ -50,7 +50,7 @@ export async function takeTasks(
   const { tenantId, id: processId } = proc;
   const { rows } = await sql<TakenRow & { slot: number }>`${sql.raw(PREPARED)}
     WITH picked AS (
-      SELECT id, urgent, deadline, queue_position, seq FROM tasks
+      SELECT id, urgent, deadline, queue_position, seq, updated_at FROM tasks
       WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND queue = 'Ready' AND locked_until IS NULL
         AND deleted_at IS NULL AND activation_date <= ${now}
       ORDER BY ${takeOrder(proc.deadlinesEnabled)}
@@ -84,8 +84,11 @@ export async function takeTasks(
         NULL::text AS reason, NULL::text AS comment, l.retry_count,
         jsonb_build_object('runId', l.run_id, 'lockedUntil', ${until.toISOString()}::text) AS details,
         NULL::text AS kpi_outcome, NULL::integer AS kpi_entries, NULL::bigint AS kpi_seconds, NULL::bigint AS run_id, NULL::bigint AS mate_id,
-        false AS clears_failure
-      FROM locked l
+        false AS clears_failure,
+        false AS deleted, l.urgent, true AS locked, l.activation_date, l.deadline,
+        false AS from_deleted, l.urgent AS from_urgent, false AS from_locked, l.activation_date AS from_activation_date,
+        l.deadline AS from_deadline, p.updated_at AS from_updated_at
+      FROM locked l JOIN picked p ON p.id = l.id
     ),
     ${withDerivedWrites('changes')}
     SELECT ${sql.raw(TASK_ROW_COLUMNS.join(', '))}, version, slot FROM locked`.execute(tx.db);
