@@ -166,10 +166,10 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     return {
       status: 'ready',
       events: {
-        unsequenced: backlog.unsequenced,
+        heldBack: backlog.heldBack,
+        heldBackSeconds: Math.round(backlog.heldBackSeconds),
         pendingDeliveries: backlog.pendingDeliveries,
         oldestPendingDeliverySeconds: Math.round(backlog.oldestPendingSeconds),
-        sequencerLastRunSecondsAgo: backlog.sequencerIdleSeconds === null ? null : Math.round(backlog.sequencerIdleSeconds),
         dispatcherLastRunAt: eventJobs.lastDispatchAt?.toISOString() ?? null,
         purgeLastRunAt: eventJobs.lastPurgeAt?.toISOString() ?? null,
       },

@@ -1,11 +1,11 @@
 /**
  * Wakes this server process's event readers (live streams, the webhook dispatcher) when events of
- * a tenant got their numbers, here (the sequencer) or in another server process (LISTEN, on
+ * a tenant became visible, seen here (the watermark) or in another server process (LISTEN, on
  * PostgreSQL). A wake-up carries no events: readers read the outbox, the source of truth, so a
  * lost or duplicated wake-up costs at most a read.
  */
 import pg from 'pg';
-import { EVENTS_CHANNEL } from './sequencer.js';
+import { EVENTS_CHANNEL } from './watermark.js';
 
 export type Wake = (tenantIds: readonly number[]) => void;
 
