@@ -3,6 +3,7 @@
  * become visible, the hub that wakes readers, on PostgreSQL the LISTEN connection that hears the
  * other processes, and the webhook dispatcher.
  */
+import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/types.js';
@@ -33,8 +34,10 @@ export class Events {
   reportError: (err: unknown, what: string) => void = () => {};
 
   constructor(opts: EventsOptions) {
+    const origin = crypto.randomUUID();
     this.watermark = new EventWatermark(opts.db, {
       notify: opts.listen !== null,
+      origin,
       // transactions of other processes, and of writes made outside a unit of work
       pollMs: 1000,
       onVisible: (batch) => {
@@ -45,7 +48,9 @@ export class Events {
     });
     opts.units.afterWork = () => this.watermark.kick();
     this.dispatcher = new Dispatcher(opts.db, opts.clock, { ...opts.dispatcher, onEventWritten: () => this.watermark.kick() });
-    this.listener = opts.listen ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener')) : null;
+    this.listener = opts.listen
+      ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener'), origin)
+      : null;
   }
 
   async start(): Promise<void> {
