@@ -54,7 +54,7 @@ export class Events {
   }
 
   async start(): Promise<void> {
-    // the first look only takes the xmin: events written after it are announced by later looks
+    // the first look only takes the horizon: events written after it are announced by later looks
     await this.watermark.flush();
     await this.listener?.start();
   }

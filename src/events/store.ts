@@ -2,9 +2,10 @@
  * Reading the outbox (docs/events.md §3): one tenant's events once they are visible to every
  * reader, in their visible order, with their ids.
  *
- * An event is visible once its writing transaction (`xid`) is below the xmin of the reader's
- * snapshot: every transaction below it has ended, and any transaction that commits later has an
- * xid at or above it. So readers order events by (xid, id) and never see one appear behind their
+ * An event is visible once its writing transaction (`xid`) is below the events horizon of the
+ * reader's snapshot (qm_events_horizon(), migration 0008): the oldest transaction of this database
+ * still running. Every transaction below it has ended, and any transaction that commits later has
+ * an xid at or above it. So readers order events by (xid, id) and never see one appear behind their
  * cursor. An event's id encodes that position: xid · 2^20 + its rank among the tenant's events of
  * that xid (1-based); a cursor decodes back to (xid, rank).
  */
@@ -23,7 +24,7 @@ export interface OutboxEvent {
 }
 
 /** The visible-events watermark as an id: every event visible now has a smaller one. */
-export const WATERMARK_ID = sql<number>`(pg_snapshot_xmin(pg_current_snapshot())::text::bigint << ${sql.lit(RANK_BITS)})`;
+export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
 
 /**
  * The tenant's visible events after the event id `after`, as a relation with the columns
@@ -36,7 +37,7 @@ export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBu
   return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.rn AS seq, r.id AS row_id, r.xid, r.type, r.payload, r.created_at
     FROM (SELECT o.id, o.xid, o.type, o.payload, o.created_at, row_number() OVER (PARTITION BY o.xid ORDER BY o.id) AS rn
           FROM outbox_events o
-          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < pg_snapshot_xmin(pg_current_snapshot())) r
+          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon()) r
     WHERE r.xid > ${cx} OR r.rn > ${cr})`;
 }
 

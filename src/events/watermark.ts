@@ -3,11 +3,11 @@
  * tenant became visible, and counts them.
  *
  * Events need no numbering after they are written: a reader sees an event once its writing
- * transaction is below the xmin of the reader's snapshot (store.ts). What changes that set is a
+ * transaction is below the events horizon of the reader's snapshot (store.ts). What changes that set is a
  * transaction ending, here or elsewhere; so after this process's units of work end (coalesced:
  * one read in flight, one queued, and a short window) and on a timer, one read-only statement
- * takes the current xmin and counts, by tenant and type, the events whose xid lies between the
- * previous xmin and this one: exactly the events that became visible meanwhile, each once. It
+ * takes the current horizon and counts, by tenant and type, the events whose xid lies between the
+ * previous horizon and this one: exactly the events that became visible meanwhile, each once. It
  * wakes this process's readers of those tenants; on PostgreSQL, when this process wrote, a
  * NOTIFY wakes the other processes' readers too.
  */
@@ -39,12 +39,12 @@ export interface VisibleBatch {
 }
 
 /**
- * One look: the events that became visible since the xmin `from` (null: none, only take the
- * xmin), and the xmin now. The tenants are walked with the (tenant_id, xid, id) index each.
+ * One look: the events that became visible since the horizon `from` (null: none, only take the
+ * horizon), and the horizon now. The tenants are walked with the (tenant_id, xid, id) index each.
  */
 export async function visibleSince(db: Kysely<Database>, from: string | null): Promise<{ batch: VisibleBatch; upto: string }> {
   const { rows } = await sql<{ tenant_id: number | null; type: string | null; n: number; upto: string }>`
-    WITH w AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS upto)
+    WITH w AS (SELECT qm_events_horizon() AS upto)
     SELECT t.id AS tenant_id, e.type, count(*)::int AS n, (SELECT upto::text FROM w) AS upto
     FROM tenants t CROSS JOIN LATERAL (
       SELECT o.type FROM outbox_events o
@@ -87,7 +87,7 @@ export class EventWatermark {
   /** this process wrote since its last NOTIFY: the others should look */
   private wrote = false;
   private stopped = false;
-  /** the xmin of the last look (null before the first) */
+  /** the horizon of the last look (null before the first) */
   private upto: string | null = null;
   private lastStart = 0;
   private readonly timer: NodeJS.Timeout;

@@ -41,7 +41,7 @@ export async function outboxBacklog(db: Kysely<Database>, now: Date): Promise<Ou
   const { rows } = await sql<{ held: number; held_since: Date | null; pending: number; oldest: Date | null }>`
     WITH held AS (
       SELECT o.created_at FROM tenants t CROSS JOIN LATERAL (
-        SELECT created_at FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= pg_snapshot_xmin(pg_current_snapshot())) o
+        SELECT created_at FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon()) o
     )
     SELECT (SELECT count(*)::int FROM held) AS held, (SELECT min(created_at) FROM held) AS held_since,
       (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,

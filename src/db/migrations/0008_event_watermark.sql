@@ -1,8 +1,21 @@
 -- Event ids without a sequencer (docs/events.md §3): readers read an event once its writing
--- transaction (`xid`) is below the oldest transaction still running (the snapshot's xmin), in
+-- transaction (`xid`) is below the oldest transaction of this database still running (the horizon), in
 -- (xid, id) order, and its id is computed at read time from (xid, its rank within the xid). Nothing
 -- numbers events after they are written, so the per-row `seq` update, its indexes and the counter
 -- row go.
+
+-- The horizon: readers read events of transactions below it. It is the snapshot's oldest
+-- transaction still running, skipping the ones pg_stat_activity shows in another database of the
+-- cluster (they write no events here; an xid it does not show is kept: it may be ours). Every
+-- transaction below the horizon has ended for the caller's snapshot, or belongs to another
+-- database; every transaction of this database still running, or starting later, is at or above it.
+CREATE FUNCTION qm_events_horizon() RETURNS xid8 LANGUAGE sql STABLE AS $$
+  SELECT LEAST(pg_snapshot_xmax(s.snap), (
+    SELECT min(x) FROM pg_snapshot_xip(s.snap) AS x
+    WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+      WHERE a.backend_xid = x::xid AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))))
+  FROM (SELECT pg_current_snapshot() AS snap) s
+$$;
 
 -- the readers' order: one tenant's events by (xid, id)
 CREATE INDEX outbox_events_read_idx ON outbox_events (tenant_id, xid, id);
