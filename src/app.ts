@@ -2,7 +2,7 @@
  * createApp(config, deps) builds the Fastify application without listening; src/main.ts is the
  * only place that listens. Tests build it with a store of their own and an injected clock.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
@@ -49,11 +49,26 @@ declare module 'fastify' {
  */
 const HOT_ROUTE = /^\/api(mate)?\/(TakeNext|TakeMany|Solved|Manual|Error|Retry|CreateTask|CreateAndTakeTask|ExtendLock|UpdateTask)(\/|$)/;
 
+/**
+ * Fastify's request logging with one line per request (docs/operations.md "Logs"): none when it
+ * comes in; when it completes, its method, URL, status and time, at debug for the hot routes'
+ * answers below 400. Errors are logged as Fastify logs them.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, req, reply);
+    const level = reply.statusCode < 400 && HOT_ROUTE.test(req.routeOptions.url ?? '') ? 'debug' : 'info';
+    reply.log[level]({ req, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export async function createApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const services = await createServices(config, deps.store, deps.clock ?? systemClock);
   const app = Fastify({
-    // one line per request, when it completes (the onResponse hook below), instead of two
-    disableRequestLogging: true,
+    // one line per request, when it completes, instead of two (RequestLog)
+    logController: new RequestLog(),
     logger: {
       level: config.logLevel,
       // Never log credentials: tokens, passwords and secrets stay out of the log (ASVS 16.2.5).
@@ -99,13 +114,12 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     for (const end of [...services.events.streams]) end();
   });
   securityHeaders(app);
-  // requests by method, route template (never the raw URL: bounded label values) and status; and
-  // one log line per request (docs/operations.md "Logs")
+  // requests by method, route template (never the raw URL: bounded label values) and status
   app.addHook('onResponse', async (req, reply) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    services.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    const level = reply.statusCode < 400 && HOT_ROUTE.test(route) ? 'debug' : 'info';
-    req.log[level]({ req, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    services.metrics.httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
 
   await app.register(swagger, {
