@@ -60,7 +60,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
         metrics.webhookDuration.observe({ outcome }, seconds);
       },
     },
-    onSequenced: (batch) => {
+    onVisible: (batch) => {
       for (const [type, n] of batch.types) metrics.events.inc({ type }, n);
     },
   });

@@ -72,7 +72,7 @@ test(
     if (receiver.received.length <= beforeRestart) {
       const state =
         await sql`SELECT (SELECT json_agg(d) FROM webhook_deliveries d) AS deliveries, (SELECT json_agg(s) FROM webhook_subscriptions s) AS subs,
-        (SELECT json_agg(json_build_object('id', e.id, 'seq', e.seq, 'type', e.type)) FROM outbox_events e) AS events, now() AS now`.execute(
+        (SELECT json_agg(json_build_object('id', e.id, 'xid', e.xid, 'type', e.type)) FROM outbox_events e) AS events, now() AS now`.execute(
           store.db,
         );
       assert.fail(`not delivered after the restart: ${JSON.stringify(state.rows[0])}\nstderr: ${second.cli.stderr()}`);

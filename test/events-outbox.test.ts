@@ -1,7 +1,7 @@
 /**
  * The outbox (docs/events.md): every change writes its events with the change, and event ids
- * (seq) increase in the order events become visible, also under concurrent writers whose
- * transactions commit in another order than they drew their row ids (PostgreSQL).
+ * increase in the order events become visible, also under concurrent writers whose transactions
+ * commit in another order than they drew their row ids (PostgreSQL).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ after(async () => {
 });
 
 async function events(t: TestApp, tenantId: number, after = 0) {
-  await t.app.services.events.sequencer.flush();
+  await t.app.services.events.watermark.flush();
   return readEvents(t.store.db, tenantId, after, 10000);
 }
 
@@ -159,7 +159,7 @@ test(`${STORE_KIND}: concurrent writers: a reader resuming from its last id sees
     let cursor = 0;
     for (;;) {
       const done = !writing;
-      // the reader does not flush: it reads whatever the background sequencer has numbered so far
+      // the reader reads whatever is visible so far, while writers are still in flight
       const batch = await readEvents(db, tenant.tenantId, cursor, 1000);
       for (const e of batch) {
         seen.push(e.id);
@@ -167,7 +167,7 @@ test(`${STORE_KIND}: concurrent writers: a reader resuming from its last id sees
         cursor = e.id;
       }
       if (done && batch.length === 0) {
-        await t.app.services.events.sequencer.flush();
+        await t.app.services.events.watermark.flush();
         const rest = await readEvents(db, tenant.tenantId, cursor, 1000);
         if (rest.length === 0) return;
         for (const e of rest) {
@@ -188,7 +188,7 @@ test(`${STORE_KIND}: concurrent writers: a reader resuming from its last id sees
   assert.equal(keys.length, WRITERS * PER_WRITER, 'no event missed');
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i] > seen[i - 1], 'ids increase');
   if (STORE_KIND === 'postgres') {
-    // the case the sequencer exists for did happen: a larger row id committed before a smaller one
+    // the case the ordering exists for did happen: a larger row id committed before a smaller one
     // (a reader paging by row id would have skipped the smaller one)
     assert.ok(
       committed.some((id, i) => i > 0 && id < Math.max(...committed.slice(0, i))),
@@ -213,18 +213,22 @@ test(`${STORE_KIND}: retention purges old finished deliveries and old events no 
           tx.db,
         ),
       );
-    await t.app.services.events.sequencer.flush();
+    await t.app.services.events.watermark.flush();
   };
   // an endpoint created before the events, still behind them: they are kept for it
   const { subscription } = await createSubscription(db, tenant.tenantId, { url: 'https://example.com/hook' });
   await insert(3);
   assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 0, deliveries: 0, attempts: 0 });
-  // once the endpoint is past them (or disabled), they go; an old delivered log row goes too
+  // once the endpoint is past them (or disabled), they go; an old delivered log row goes too.
+  // (The purge keeps the events of the transaction the cursor is in: evs[2] here.)
   const evs = await readEvents(db, tenant.tenantId, 0, 100);
-  await sql`UPDATE webhook_subscriptions SET cursor_seq = ${evs[1].id} WHERE id = ${subscription.id}`.execute(db);
-  await sql`INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, status, created_at)
-    VALUES (${tenant.tenantId}, ${subscription.id}, ${evs[0].id}, 'delivered', ${old}),
-           (${tenant.tenantId}, ${subscription.id}, ${evs[1].id}, 'pending', ${old})`.execute(db);
+  const rowIds = (
+    await sql<{ id: number }>`SELECT id FROM outbox_events WHERE tenant_id = ${tenant.tenantId} ORDER BY xid, id`.execute(db)
+  ).rows.map((r) => r.id);
+  await sql`UPDATE webhook_subscriptions SET cursor_seq = ${evs[2].id} WHERE id = ${subscription.id}`.execute(db);
+  await sql`INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, status, created_at)
+    VALUES (${tenant.tenantId}, ${subscription.id}, ${evs[0].id}, ${rowIds[0]}, 'delivered', ${old}),
+           (${tenant.tenantId}, ${subscription.id}, ${evs[1].id}, ${rowIds[1]}, 'pending', ${old})`.execute(db);
   assert.deepEqual(await purgeOldEvents(db, now, 48), { events: 1, deliveries: 1, attempts: 0 }, 'the pending delivery keeps its event');
   assert.deepEqual(
     (await readEvents(db, tenant.tenantId, 0, 100)).map((e) => e.id),

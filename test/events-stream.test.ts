@@ -77,7 +77,7 @@ test(`${STORE_KIND}: a client sees a Mate's Solved within a second; tenant B see
   await sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at) VALUES
     (${a.tenantId}, 'webhook.disabled', '{"type":"webhook.disabled"}'::jsonb, now()),
     (${a.tenantId}, 'test.after', '{"type":"test.after"}'::jsonb, now())`.execute(t.store.db);
-  t.app.services.events.sequencer.kick();
+  t.app.services.events.watermark.kick();
   await clientA.until(() => clientA.events.some((e) => e.event === 'test.after'));
   assert.ok(!clientA.events.some((e) => e.event === 'webhook.disabled'), 'a viewer does not see webhook events');
   await clientA.until(() => clientA.comments >= 1, 5000, 'a heartbeat');
@@ -142,7 +142,7 @@ test(`${STORE_KIND}: resuming with Last-Event-ID replays exactly what was missed
   const second = await stream(base, admin, lastSeen);
   await Promise.all(writers);
   writing = false;
-  await t.app.services.events.sequencer.flush();
+  await t.app.services.events.watermark.flush();
   const all = await readEvents(t.store.db, tenant.tenantId, 0, 100000);
   assert.equal(all.length, 160);
   const lastId = all[all.length - 1].id;
@@ -168,7 +168,7 @@ test(
     const t = await testApp();
     cleanup.push(() => t.close());
     const base = await listening(t);
-    // a second instance: its own pool, notifier, sequencer and LISTEN connection; nothing shared in memory
+    // a second instance: its own pool, notifier, watermark and LISTEN connection; nothing shared in memory
     const store2 = await openStore({ databaseUrl: t.store.url, dataDir: '', poolSize: 4 });
     const app2 = await createApp(testConfig(), { store: store2, sweeper: false });
     await app2.ready();
@@ -176,8 +176,8 @@ test(
       await app2.close();
       await store2.close();
     });
-    // instance 1 must not number the events itself: only instance 2's NOTIFY may wake its readers
-    await t.app.services.events.sequencer.stop();
+    // instance 1 must not look for visible events itself: only instance 2's NOTIFY may wake its readers
+    await t.app.services.events.watermark.stop();
     const tenant = await seedTenant(t.store, 'sse-x', { processes: [{ processKey: 'Work' }] });
     const admin = await personWithToken(t.store, tenant.tenantId, 'admin', 'adm');
     const client = await stream(base, admin);

@@ -101,9 +101,9 @@ async function setup(name: string, opts: { clock?: ManualClock; timeoutSeconds?:
   const api = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
     asPerson(t.app, admin, { method, url, payload: payload as never });
   const mate = await Mate.signIn(t.app, tenant);
-  /** numbers the events and runs the dispatcher until it has nothing to do now */
+  /** looks for visible events and runs the dispatcher until it has nothing to do now */
   const deliver = async () => {
-    await t.app.services.events.sequencer.flush();
+    await t.app.services.events.watermark.flush();
     while ((await t.app.services.events.dispatcher.kick()) > 0);
   };
   return { t, tenant, admin, receiver, api, mate, deliver };
@@ -255,7 +255,7 @@ test(`${STORE_KIND}: an endpoint that never answers fails at the end of the 24 h
     notes.map((n) => n.kind),
     ['webhookDisabled'],
   );
-  await t.app.services.events.sequencer.flush();
+  await t.app.services.events.watermark.flush();
   assert.ok((await readEvents(t.store.db, tenant.tenantId, 0, 100)).some((e) => e.type === 'webhook.disabled'));
 
   // enable it again, and redeliver what failed

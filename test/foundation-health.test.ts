@@ -20,13 +20,13 @@ test(`${STORE_KIND}: /healthz and /readyz answer 200 on a migrated store`, async
     assert.equal(ready.json().status, 'ready');
     // the events backlog is reported (docs/events.md), not a readiness condition
     assert.deepEqual(
-      { ...ready.json().events, dispatcherLastRunAt: undefined, sequencerLastRunSecondsAgo: undefined },
+      { ...ready.json().events, dispatcherLastRunAt: undefined },
       {
-        unsequenced: 0,
+        heldBack: 0,
+        heldBackSeconds: 0,
         pendingDeliveries: 0,
         oldestPendingDeliverySeconds: 0,
         dispatcherLastRunAt: undefined,
-        sequencerLastRunSecondsAgo: undefined,
         purgeLastRunAt: null,
       },
     );

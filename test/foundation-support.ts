@@ -163,7 +163,6 @@ export const EXPECTED_TABLES: readonly string[] = [
   'mates',
   'notifications',
   'outbox_events',
-  'outbox_sequencer',
   'process_fields',
   'process_rules',
   'processes',

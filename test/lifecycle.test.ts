@@ -378,6 +378,44 @@ test('runs: an idle run past runTimeoutSeconds is closed; the next take opens a 
   assert.equal(closed.rows[0].finish_reason, 'timeout');
 });
 
+test('runs: takes and hand-backs record the last activity to the second; a new Mate is always added', async () => {
+  const pk = await freshProcess({ run_timeout_seconds: 600 });
+  for (let i = 0; i < 4; i++) await mate.create(pk, { key: `r${i}`, amount: 1 });
+  const run = async (id: number) =>
+    (
+      await sql<{ last_activity_at: Date; mate_ids: number[]; solved_count: number; version: string }>`
+        SELECT last_activity_at, mate_ids, solved_count, xmin::text AS version FROM runs WHERE id = ${id}`.execute(t.store.db)
+    ).rows[0];
+  const first = await mate.takeNext(pk);
+  const opened = await run(first.runId);
+  assert.equal(opened.last_activity_at.getTime(), clock.now().getTime());
+  // half a second later: the same Mate's take leaves the run row as it is
+  clock.advance(0.5);
+  const second = await mate.takeNext(pk);
+  assert.equal(second.runId, first.runId);
+  assert.equal((await run(first.runId)).version, opened.version, 'the run row was not rewritten');
+  // a hand-back within the second counts, without moving the last activity
+  assert.equal((await mate.post('/api/Solved', { taskId: first.taskId })).body.succeeded, true);
+  let now = await run(first.runId);
+  assert.deepEqual([now.solved_count, now.last_activity_at.getTime()], [1, opened.last_activity_at.getTime()]);
+  // a second on, the hand-back moves it
+  clock.advance(1);
+  assert.equal((await mate.post('/api/Solved', { taskId: second.taskId })).body.succeeded, true);
+  now = await run(first.runId);
+  assert.deepEqual([now.solved_count, now.last_activity_at.getTime()], [2, clock.now().getTime()]);
+  // another Mate within the second is added to the run at once
+  clock.advance(0.2);
+  const third = await other.takeNext(pk);
+  assert.equal(third.runId, first.runId);
+  now = await run(first.runId);
+  assert.equal(now.mate_ids.length, 2);
+  assert.equal(now.last_activity_at.getTime(), clock.now().getTime());
+  // and a take past the second moves it too
+  clock.advance(1.5);
+  await mate.takeNext(pk);
+  assert.equal((await run(first.runId)).last_activity_at.getTime(), clock.now().getTime());
+});
+
 test("every Mate call records the Mate's last contact (written at most every 10 s)", async () => {
   const contact = async () =>
     (await sql<{ last_contact_at: Date | null }>`SELECT last_contact_at FROM mates WHERE id = ${tenant.mateId}`.execute(t.store.db)).rows[0]

@@ -29,7 +29,7 @@ test(`${STORE_KIND}: /metrics parses as Prometheus text and its counters match t
     assert.equal((await mate.post(`/api/${action}`, { taskId: task.taskId, reason: 'x' })).body.succeeded, true);
   }
   await mate.get('/api/TakeNext/NoSuchProcess');
-  await t.app.services.events.sequencer.flush();
+  await t.app.services.events.watermark.flush();
 
   const res = await t.app.inject({ method: 'GET', url: '/metrics' });
   assert.equal(res.statusCode, 200);
@@ -62,7 +62,7 @@ test(`${STORE_KIND}: /metrics parses as Prometheus text and its counters match t
   assert.ok(m.has('queuemate_db_pool_connections'));
   assert.ok(m.has('queuemate_nodejs_eventloop_lag_seconds'));
   assert.ok(m.has('queuemate_process_resident_memory_bytes') || m.has('queuemate_nodejs_heap_size_used_bytes'));
-  assert.equal(sampleValue(m, 'queuemate_outbox_unsequenced_events'), 0);
+  assert.equal(sampleValue(m, 'queuemate_outbox_held_back_events'), 0);
   assert.equal(sampleValue(m, 'queuemate_webhook_pending_deliveries'), 0);
 });
 

@@ -91,7 +91,7 @@ async function explainPick(processId: number, deadlines: boolean): Promise<{ pla
     const db = { getExecutor: () => executor } as unknown as Kysely<Database>;
     const taken = await takeTasks(
       { db, publish: () => {} },
-      { tenantId: tenant.tenantId, id: processId, deadlinesEnabled: deadlines },
+      { tenantId: tenant.tenantId, id: processId, deadlinesEnabled: deadlines, runTimeoutSeconds: 86400 },
       at,
       at,
       slots,

@@ -118,7 +118,9 @@ function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => P
     async close() {
       if (closed) return;
       closed = true;
-      await db.destroy();
+      // a pool someone already ended (a test cutting the database off) has nothing left to close;
+      // Kysely would end it a second time, which throws
+      if (!pool.ended && !pool.ending) await db.destroy();
       // Kysely ends the pool only if it ran a query itself; the migrator and /readyz use the pool
       // directly, and a pool left open keeps the process alive (`queuemate migrate` would hang).
       if (!pool.ended && !pool.ending) await pool.end();

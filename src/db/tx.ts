@@ -16,8 +16,8 @@ export interface Tx {
 
 export class Units {
   /**
-   * Called after every unit of work ends (committed or not): the events sequencer's cue that new
-   * outbox rows may be ready to number (src/events/sequencer.ts). Cheap: it only asks for a run.
+   * Called after every unit of work ends (committed or not): the events watermark's cue that
+   * outbox rows may have become visible (src/events/watermark.ts). Cheap: it only asks for a look.
    */
   afterWork: (() => void) | null = null;
 

@@ -332,23 +332,18 @@ export interface OutboxEventsTable {
   type: string;
   payload: Json<Record<string, unknown>>;
   created_at: Timestamp;
-  /** the writing transaction (xid8, read as text) */
+  /** the writing transaction (xid8, read as text); readers order and number events by it (src/events/store.ts) */
   xid: ColumnType<string, string | undefined, string>;
-  /** the event id readers see; null until the sequencer numbers it */
-  seq: number | null;
-}
-
-export interface OutboxSequencerTable {
-  singleton: ColumnType<boolean, boolean | undefined, boolean>;
-  last_seq: ColumnType<number, number | undefined, number>;
-  ran_at: Timestamp | null;
 }
 
 export interface WebhookDeliveriesTable {
   tenant_id: number;
   id: Generated<number>;
   subscription_id: number;
+  /** the event id the receiver saw (docs/events.md §3) */
   event_id: number;
+  /** the event's row (outbox_events.id) */
+  event_row_id: number | null;
   status: WebhookDeliveryStatus;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Timestamp | null;
@@ -461,7 +456,6 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   outbox_events: OutboxEventsTable;
-  outbox_sequencer: OutboxSequencerTable;
   webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
   bulk_jobs: BulkJobsTable;

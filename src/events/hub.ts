@@ -1,11 +1,11 @@
 /**
  * Wakes this server process's event readers (live streams, the webhook dispatcher) when events of
- * a tenant got their numbers, here (the sequencer) or in another server process (LISTEN, on
+ * a tenant became visible, seen here (the watermark) or in another server process (LISTEN, on
  * PostgreSQL). A wake-up carries no events: readers read the outbox, the source of truth, so a
  * lost or duplicated wake-up costs at most a read.
  */
 import pg from 'pg';
-import { EVENTS_CHANNEL } from './sequencer.js';
+import { EVENTS_CHANNEL, readNotifyPayload } from './watermark.js';
 
 export type Wake = (tenantIds: readonly number[]) => void;
 
@@ -47,6 +47,8 @@ export class PgEventListener {
     private readonly config: pg.ClientConfig,
     private readonly hub: EventHub,
     private readonly onError: (err: unknown) => void,
+    /** this process's mark in the NOTIFY payloads it sends (watermark.ts) */
+    private readonly origin?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -54,11 +56,9 @@ export class PgEventListener {
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));
     client.on('notification', (n) => {
-      const ids = (n.payload ?? '')
-        .split(',')
-        .map(Number)
-        .filter((x) => Number.isSafeInteger(x) && x > 0);
-      this.hub.wake(ids);
+      // this process's own notifications: its readers were woken when it sent them
+      const ids = readNotifyPayload(n.payload ?? '', this.origin);
+      if (ids) this.hub.wake(ids);
     });
     try {
       await client.connect();

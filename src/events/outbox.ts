@@ -6,8 +6,8 @@
  * run changes write theirs from triggers (migration 0002), so that no path that changes a process
  * or a run can forget its event.
  *
- * Rows are written without their visible number (`seq`); the sequencer (sequencer.ts) numbers
- * them in commit order as readers can see it.
+ * Rows carry the id of the transaction that wrote them (`xid`, a column default); readers order
+ * and number them from it (store.ts), so nothing touches a row after it is written.
  */
 import { sql, type RawBuilder } from 'kysely';
 

@@ -1,15 +1,16 @@
 /**
- * The events machinery of one server process (docs/events.md): the sequencer that numbers outbox
- * events, the hub that wakes readers, on PostgreSQL the LISTEN connection that hears the other
- * processes' sequencers, and the webhook dispatcher.
+ * The events machinery of one server process (docs/events.md): the watermark that sees events
+ * become visible, the hub that wakes readers, on PostgreSQL the LISTEN connection that hears the
+ * other processes, and the webhook dispatcher.
  */
+import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../db/types.js';
 import type { Units } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import { EventHub, PgEventListener } from './hub.js';
-import { Sequencer, type SequencedBatch } from './sequencer.js';
+import { EventWatermark, type VisibleBatch } from './watermark.js';
 import { Dispatcher, type DispatcherOptions } from './webhooks.js';
 
 export interface EventsOptions {
@@ -19,12 +20,12 @@ export interface EventsOptions {
   /** PostgreSQL: the connection settings for LISTEN, and NOTIFY the other processes; null on PGlite */
   listen: pg.ClientConfig | null;
   dispatcher: Omit<DispatcherOptions, 'onEventWritten'>;
-  onSequenced?: (batch: SequencedBatch) => void;
+  onVisible?: (batch: VisibleBatch) => void;
 }
 
 export class Events {
   readonly hub = new EventHub();
-  readonly sequencer: Sequencer;
+  readonly watermark: EventWatermark;
   readonly dispatcher: Dispatcher;
   private readonly listener: PgEventListener | null;
   /** the open live streams of this process, each with the function that ends it (at shutdown) */
@@ -33,27 +34,33 @@ export class Events {
   reportError: (err: unknown, what: string) => void = () => {};
 
   constructor(opts: EventsOptions) {
-    this.sequencer = new Sequencer(opts.db, {
+    const origin = crypto.randomUUID();
+    this.watermark = new EventWatermark(opts.db, {
       notify: opts.listen !== null,
-      // events of other processes' long transactions, and of writes made outside a unit of work
+      origin,
+      // transactions of other processes, and of writes made outside a unit of work
       pollMs: 1000,
-      onSequenced: (batch) => {
-        opts.onSequenced?.(batch);
+      onVisible: (batch) => {
+        opts.onVisible?.(batch);
         this.hub.wake([...batch.tenants.keys()]);
       },
-      onError: (err) => this.reportError(err, 'events sequencer'),
+      onError: (err) => this.reportError(err, 'events watermark'),
     });
-    opts.units.afterWork = () => this.sequencer.kick();
-    this.dispatcher = new Dispatcher(opts.db, opts.clock, { ...opts.dispatcher, onEventWritten: () => this.sequencer.kick() });
-    this.listener = opts.listen ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener')) : null;
+    opts.units.afterWork = () => this.watermark.kick();
+    this.dispatcher = new Dispatcher(opts.db, opts.clock, { ...opts.dispatcher, onEventWritten: () => this.watermark.kick() });
+    this.listener = opts.listen
+      ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener'), origin)
+      : null;
   }
 
   async start(): Promise<void> {
+    // the first look only takes the horizon: events written after it are announced by later looks
+    await this.watermark.flush();
     await this.listener?.start();
   }
 
   async stop(): Promise<void> {
-    await this.sequencer.stop();
+    await this.watermark.stop();
     await this.listener?.stop();
   }
 }

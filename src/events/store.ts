@@ -1,17 +1,48 @@
-/** Reading the outbox: numbered events of one tenant, in their visible order (docs/events.md). */
-import { sql, type Kysely } from 'kysely';
+/**
+ * Reading the outbox (docs/events.md §3): one tenant's events once they are visible to every
+ * reader, in their visible order, with their ids.
+ *
+ * An event is visible once its writing transaction (`xid`) is below the events horizon of the
+ * reader's snapshot (qm_events_horizon(), migration 0008): the oldest transaction of this database
+ * still running. Every transaction below it has ended, and any transaction that commits later has
+ * an xid at or above it. So readers order events by (xid, id) and never see one appear behind their
+ * cursor. An event's id encodes that position: xid · 2^20 + its rank among the tenant's events of
+ * that xid (1-based); a cursor decodes back to (xid, rank).
+ */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/types.js';
 
+/** Events of one tenant per writing transaction that ids can tell apart (2^20 − 1). */
+export const RANK_BITS = 20;
+
 export interface OutboxEvent {
-  /** the event id readers see: `seq`, increasing in the order events become visible */
+  /** the event id readers see: increasing in the order events become visible */
   id: number;
   type: string;
   payload: Record<string, unknown>;
   createdAt: Date;
 }
 
+/** The visible-events watermark as an id: every event visible now has a smaller one. */
+export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
+
 /**
- * Up to `limit` numbered events of the tenant after `afterId`, oldest first; `hiddenFamilies`
+ * The tenant's visible events after the event id `after`, as a relation with the columns
+ * seq (the event id), row_id, xid, type, payload, created_at; read it ORDER BY xid, row_id (the
+ * index's order, which is id order; a LIMIT then stops the scan early).
+ */
+export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBuilder<unknown> | number): RawBuilder<unknown> {
+  const cx = sql`(((${after})::bigint >> ${sql.lit(RANK_BITS)})::text::xid8)`;
+  const cr = sql`((${after})::bigint & ${sql.lit(2 ** RANK_BITS - 1)})`;
+  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.rn AS seq, r.id AS row_id, r.xid, r.type, r.payload, r.created_at
+    FROM (SELECT o.id, o.xid, o.type, o.payload, o.created_at, row_number() OVER (PARTITION BY o.xid ORDER BY o.id) AS rn
+          FROM outbox_events o
+          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon()) r
+    WHERE r.xid > ${cx} OR r.rn > ${cr})`;
+}
+
+/**
+ * Up to `limit` visible events of the tenant after `afterId`, oldest first; `hiddenFamilies`
  * leaves out types of those families (`webhook` hides webhook.*).
  */
 export async function readEvents(
@@ -22,11 +53,15 @@ export async function readEvents(
   hiddenFamilies: readonly string[] = [],
 ): Promise<OutboxEvent[]> {
   const { rows } = await sql<{ seq: number; type: string; payload: Record<string, unknown>; created_at: Date }>`
-    SELECT seq, type, payload, created_at FROM outbox_events
-    WHERE tenant_id = ${tenantId} AND seq > ${afterId}
-      ${hiddenFamilies.length ? sql`AND split_part(type, '.', 1) <> ALL(${hiddenFamilies}::text[])` : sql``}
-    ORDER BY seq LIMIT ${limit}`.execute(db);
-  return rows.map((r) => ({ id: r.seq, type: r.type, payload: eventPayload(r.type, r.created_at, r.payload), createdAt: r.created_at }));
+    SELECT e.seq, e.type, e.payload, e.created_at FROM ${eventsAfter(tenantId, afterId)} e
+    ${hiddenFamilies.length ? sql`WHERE split_part(e.type, '.', 1) <> ALL(${hiddenFamilies}::text[])` : sql``}
+    ORDER BY e.xid, e.row_id LIMIT ${limit}`.execute(db);
+  return rows.map((r) => ({
+    id: Number(r.seq),
+    type: r.type,
+    payload: eventPayload(r.type, r.created_at, r.payload),
+    createdAt: r.created_at,
+  }));
 }
 
 /** The payload readers get: `type` and `at` (from the row's columns) first, then the stored fields. */
@@ -34,14 +69,11 @@ export function eventPayload(type: string, at: Date, stored: Record<string, unkn
   return { type, at: at.toISOString(), ...stored };
 }
 
-/** The last event id given out (any tenant): where a new subscriber starts. */
-export async function lastEventId(db: Kysely<Database>): Promise<number> {
-  const { rows } = await sql<{ last_seq: number }>`SELECT last_seq FROM outbox_sequencer`.execute(db);
-  return rows[0]?.last_seq ?? 0;
-}
-
-/** The tenant's last event id (0 when it has none). */
-export async function lastTenantEventId(db: Kysely<Database>, tenantId: number): Promise<number> {
-  const { rows } = await sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM outbox_events WHERE tenant_id = ${tenantId}`.execute(db);
-  return rows[0]?.seq ?? 0;
+/**
+ * Where a reader starting now starts (any tenant): below every event not yet visible. An event
+ * that committed behind a transaction still running is not visible yet, so it comes after.
+ */
+export async function watermarkId(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ id: string }>`SELECT ${WATERMARK_ID} AS id`.execute(db);
+  return Number(rows[0].id);
 }

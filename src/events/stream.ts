@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { EventHub } from './hub.js';
-import { lastTenantEventId, readEvents, type OutboxEvent } from './store.js';
+import { watermarkId, readEvents, type OutboxEvent } from './store.js';
 
 // events per read; a reader far behind catches up in pages of this size
 const PAGE = 500;
@@ -72,7 +72,7 @@ export function startStream(o: StreamOptions): () => void {
     }
   };
 
-  // subscribe before reading the starting point, so nothing numbered in between is missed
+  // subscribe before reading the starting point, so nothing that becomes visible in between is missed
   const unsubscribe = o.hub.subscribe((tenantIds) => {
     if (tenantIds.length === 0 || tenantIds.includes(o.tenantId)) void pump();
   });
@@ -80,7 +80,7 @@ export function startStream(o: StreamOptions): () => void {
   heartbeat.unref();
   void (async () => {
     try {
-      cursor = o.lastEventId ?? (await lastTenantEventId(o.db, o.tenantId));
+      cursor = o.lastEventId ?? (await watermarkId(o.db));
       ready = true;
     } catch (err) {
       o.onError(err);

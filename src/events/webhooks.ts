@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import { Refusal } from '../lib/errors.js';
 import { isNonPublicAddress } from '../lib/address-guard.js';
 import { postSigned, type AttemptResult } from './webhook-http.js';
-import { eventPayload } from './store.js';
+import { eventPayload, eventsAfter, WATERMARK_ID } from './store.js';
 
 /** Retries go on for this long after the first attempt; then the delivery fails for good. */
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
@@ -133,7 +133,7 @@ export async function createSubscription(
   const secret = newSigningSecret();
   const { rows } = await sql`INSERT INTO webhook_subscriptions (tenant_id, url, secret, event_types, enabled, description, cursor_seq)
     VALUES (${tenantId}, ${url}, ${secret}, ${types}::text[], ${input.enabled ?? true}, ${String(input.description ?? '').slice(0, 500)},
-      (SELECT last_seq FROM outbox_sequencer))
+      ${WATERMARK_ID})
     RETURNING ${SUBSCRIPTION_COLUMNS}`.execute(db);
   return { subscription: toSubscription(rows[0]), secret };
 }
@@ -238,7 +238,7 @@ export async function listDeliveries(
   const { rows } =
     await sql<any>`SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
       d.last_status_code, d.last_error, d.duration_ms, d.response_excerpt, d.created_at, d.delivered_at
-    FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.seq = d.event_id
+    FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_row_id
     WHERE d.tenant_id = ${tenantId} AND d.subscription_id = ${subscriptionId}
       ${opts.status ? sql`AND d.status = ${opts.status}` : sql``} ${opts.beforeId ? sql`AND d.id < ${opts.beforeId}` : sql``}
     ORDER BY d.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
@@ -395,7 +395,7 @@ export class Dispatcher {
           AND (EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = w.tenant_id AND d.subscription_id = w.id
                        AND d.status = 'pending' AND d.next_attempt_at <= ${now})
             OR (NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = w.tenant_id AND d.subscription_id = w.id AND d.status = 'pending')
-                AND EXISTS (SELECT 1 FROM outbox_events e WHERE e.tenant_id = w.tenant_id AND e.seq > w.cursor_seq AND ${matches(sql.raw('w.event_types'))})))
+                AND EXISTS (SELECT 1 FROM ${eventsAfter(sql.raw('w.tenant_id'), sql.raw('w.cursor_seq'))} e WHERE ${matches(sql.raw('w.event_types'))})))
         ORDER BY w.claimed_until NULLS FIRST, w.id
         LIMIT ${CLAIM_LIMIT}
         FOR UPDATE SKIP LOCKED
@@ -440,20 +440,20 @@ export class Dispatcher {
     const now = this.clock.now();
     const head = await sql<DueDelivery & { next_attempt_at: Date }>`
       SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, e.type, e.payload, e.created_at AS event_at
-      FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.seq = d.event_id
+      FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_row_id
       WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending'
       ORDER BY d.id LIMIT 1`.execute(this.db);
     if (head.rows[0]) return head.rows[0].next_attempt_at <= now ? head.rows[0] : null;
     const made = await sql<DueDelivery>`
       WITH next AS (
-        SELECT e.seq, e.type, e.payload, e.created_at FROM outbox_events e
-        WHERE e.tenant_id = ${s.tenant_id} AND e.seq > (SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})
-          AND ${matches(sql`${s.event_types}::text[]`)}
-        ORDER BY e.seq LIMIT 1
+        SELECT e.seq, e.row_id, e.type, e.payload, e.created_at
+        FROM ${eventsAfter(s.tenant_id, sql`(SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})`)} e
+        WHERE ${matches(sql`${s.event_types}::text[]`)}
+        ORDER BY e.xid, e.row_id LIMIT 1
       ),
       made AS (
-        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, status, attempts, next_attempt_at, created_at)
-        SELECT ${s.tenant_id}, ${s.id}, seq, 'pending', 0, ${now}, ${now} FROM next
+        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, status, attempts, next_attempt_at, created_at)
+        SELECT ${s.tenant_id}, ${s.id}, seq, row_id, 'pending', 0, ${now}, ${now} FROM next
         RETURNING id, event_id, attempts, created_at
       ),
       moved AS (

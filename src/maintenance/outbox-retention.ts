@@ -1,11 +1,12 @@
 /**
  * Retention of events and delivery logs (docs/events.md, "Retention"): delivery attempts and
- * finished deliveries older than the retention are deleted, and so are numbered events older than it that no pending
+ * finished deliveries older than the retention are deleted, and so are events older than it that no pending
  * delivery and no enabled endpoint still behind them needs. Batches of 5000 keep each statement
  * short; the job loops until a batch comes back short.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { RANK_BITS } from '../events/store.js';
 
 const BATCH = 5000;
 
@@ -37,9 +38,11 @@ export async function purgeOldEvents(
   for (;;) {
     const r = await sql`DELETE FROM outbox_events WHERE (tenant_id, id) IN (
         SELECT e.tenant_id, e.id FROM outbox_events e
-        WHERE e.created_at < ${cutoff} AND e.seq IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.seq AND d.status = 'pending')
-          AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled AND s.cursor_seq < e.seq)
+        WHERE e.created_at < ${cutoff}
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_row_id = e.id AND d.status = 'pending')
+          -- an endpoint whose cursor is not past the event's transaction (ids: docs/events.md §3)
+          AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled
+            AND (s.cursor_seq >> ${sql.lit(RANK_BITS)}) <= e.xid::text::bigint)
         LIMIT ${BATCH})`.execute(db);
     const n = Number(r.numAffectedRows ?? 0);
     events += n;

@@ -61,11 +61,11 @@ export class Metrics {
     });
     const backlog = () => outboxBacklog(db, clock.now());
     new Gauge({
-      name: 'queuemate_outbox_unsequenced_events',
-      help: 'Committed outbox events not yet numbered by the sequencer (normally 0 between runs).',
+      name: 'queuemate_outbox_held_back_events',
+      help: 'Committed outbox events not visible to readers yet because an older transaction is still running (normally 0 or a few).',
       registers: [registry],
       async collect() {
-        this.set((await backlog()).unsequenced);
+        this.set((await backlog()).heldBack);
       },
     });
     new Gauge({

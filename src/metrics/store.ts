@@ -35,27 +35,29 @@ export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
 }
 
 export interface OutboxBacklog {
-  /** committed events the sequencer has not numbered yet */
-  unsequenced: number;
+  /**
+   * committed events not visible to readers yet: an older transaction is still running
+   * (docs/events.md §3; normally 0 or a few)
+   */
+  heldBack: number;
+  /** how long the oldest of them has waited, in seconds (0: none) */
+  heldBackSeconds: number;
   /** webhook deliveries waiting for an attempt */
   pendingDeliveries: number;
   /** age in seconds of the oldest pending delivery's event (0: none) */
   oldestPendingSeconds: number;
-  /** seconds since the sequencer last ran (null: never) */
-  sequencerIdleSeconds: number | null;
 }
 
 export async function outboxBacklog(db: Kysely<Database>, now: Date): Promise<OutboxBacklog> {
-  const { rows } = await sql<{ unsequenced: number; pending: number; oldest: Date | null; ran_at: Date | null }>`
-    SELECT (SELECT count(*)::int FROM outbox_events WHERE seq IS NULL) AS unsequenced,
+  const { rows } = await sql<{ held: number; held_since: Date | null; pending: number; oldest: Date | null }>`
+    WITH held AS (
+      SELECT o.created_at FROM tenants t CROSS JOIN LATERAL (
+        SELECT created_at FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon()) o
+    )
+    SELECT (SELECT count(*)::int FROM held) AS held, (SELECT min(created_at) FROM held) AS held_since,
       (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
-      (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending') AS oldest,
-      (SELECT ran_at FROM outbox_sequencer) AS ran_at`.execute(db);
+      (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending') AS oldest`.execute(db);
   const r = rows[0];
-  return {
-    unsequenced: r.unsequenced,
-    pendingDeliveries: r.pending,
-    oldestPendingSeconds: r.oldest ? Math.max(0, (now.getTime() - r.oldest.getTime()) / 1000) : 0,
-    sequencerIdleSeconds: r.ran_at ? Math.max(0, (now.getTime() - r.ran_at.getTime()) / 1000) : null,
-  };
+  const age = (d: Date | null) => (d ? Math.max(0, (now.getTime() - d.getTime()) / 1000) : 0);
+  return { heldBack: r.held, heldBackSeconds: age(r.held_since), pendingDeliveries: r.pending, oldestPendingSeconds: age(r.oldest) };
 }

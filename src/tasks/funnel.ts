@@ -28,6 +28,7 @@ import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
+import { permuteId } from '../lib/opaque-id.js';
 import { historyFromChanges, commentsFromChanges } from '../history/store.js';
 import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
 import { runCountsFromChanges } from '../runs/store.js';
@@ -298,14 +299,17 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
 /**
  * Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input
  * order): the tasks counter through the id permutation (migration 0002), which reveals nothing of
- * other tenants' creates: qm_opaque_id(n, 'tasks'), with the key read once for the batch.
+ * other tenants' creates: qm_opaque_id(n, 'tasks'), permuted here (src/lib/opaque-id.ts) with the
+ * key read once for the batch.
  */
 export async function drawTaskIds(tx: Tx, count: number): Promise<number[]> {
   if (count === 0) return [];
   const { rows } = await sql<{
-    id: number;
-  }>`SELECT qm_permute_id(nextval(pg_get_serial_sequence('tasks', 'id')), s.key || ':tasks') AS id FROM generate_series(1, ${count}), id_secret s`.execute(
+    key: string;
+    ns: number[];
+  }>`SELECT (SELECT key FROM id_secret) AS key, ARRAY(SELECT nextval(pg_get_serial_sequence('tasks', 'id')) FROM generate_series(1, ${count})) AS ns`.execute(
     tx.db,
   );
-  return rows.map((r) => r.id).sort((a, b) => a - b);
+  const key = `${rows[0].key}:tasks`;
+  return rows[0].ns.map((n) => permuteId(Number(n), key)).sort((a, b) => a - b);
 }

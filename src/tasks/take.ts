@@ -8,7 +8,7 @@ import { PREPARED } from '../db/store.js';
 import type { Tx, Units } from '../db/tx.js';
 import type { Caller } from '../lib/caller.js';
 import { clearFailure, type ProcessDef } from '../processes/store.js';
-import { closeIdleRun, closeOpenRun } from '../runs/store.js';
+import { activitySlack, closeIdleRun, closeOpenRun } from '../runs/store.js';
 import { closedReason, type DummyReason } from './gate.js';
 import { withDerivedWrites, publishChanges } from './funnel.js';
 import { transition } from './state-machine.js';
@@ -42,7 +42,7 @@ interface TakeSlot {
  */
 export async function takeTasks(
   tx: Tx,
-  proc: Pick<ProcessDef, 'tenantId' | 'id' | 'deadlinesEnabled'>,
+  proc: Pick<ProcessDef, 'tenantId' | 'id' | 'deadlinesEnabled' | 'runTimeoutSeconds'>,
   now: Date,
   until: Date,
   slots: TakeSlot[],
@@ -62,6 +62,10 @@ export async function takeTasks(
       SELECT * FROM unnest(${slots.map((s) => s.mateId)}::bigint[], ${slots.map((s) => s.mateName)}::text[], ${slots.map((s) => s.requestId)}::text[])
         WITH ORDINALITY AS s(mate_id, mate_name, request_id, rn)
     ),
+    open_run AS (SELECT id FROM runs WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL),
+    -- the open run is rewritten only when it gains a Mate or its last activity is older than the
+    -- slack (runs.ts ACTIVITY_SLACK): most takes leave it as it is (no new row version, none of
+    -- its four index entries). The conflict still locks the run, so it is open until this commits.
     run AS (
       INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
       SELECT ${tenantId}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
@@ -69,10 +73,14 @@ export async function takeTasks(
       ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
       DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
         mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m)
+      WHERE NOT (runs.mate_ids @> EXCLUDED.mate_ids AND runs.last_activity_at >= EXCLUDED.last_activity_at - ${activitySlack(proc.runTimeoutSeconds)}::interval
+        -- the run this statement's snapshot saw (else its id must come from RETURNING)
+        AND runs.id IN (SELECT id FROM open_run))
       RETURNING id
     ),
     locked AS (
-      UPDATE tasks t SET locked_by_mate_id = s.mate_id, locked_until = ${until}, run_id = (SELECT id FROM run),
+      UPDATE tasks t SET locked_by_mate_id = s.mate_id, locked_until = ${until},
+        run_id = COALESCE((SELECT id FROM run), (SELECT id FROM open_run)),
         expired_lock_mate_id = NULL, updated_at = ${now}
       FROM numbered n JOIN slots s ON s.rn = n.rn
       WHERE t.tenant_id = ${tenantId} AND t.id = n.id

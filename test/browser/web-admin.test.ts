@@ -81,9 +81,9 @@ async function shownOnce(page: Page): Promise<string> {
   return (await box.getByTestId('shown-once-value').textContent())!.trim();
 }
 
-/** Numbers the committed events and runs the webhook dispatcher until it has nothing to do now. */
+/** Makes the committed events visible and runs the webhook dispatcher until it has nothing to do now. */
 async function deliver() {
-  await app.services.events.sequencer.flush();
+  await app.services.events.watermark.flush();
   while ((await app.services.events.dispatcher.kick()) > 0);
 }
 

@@ -2,13 +2,11 @@
  * The stored state of a tenant (or of every tenant), for tests asserting that a request changed
  * nothing: every row of every table with a tenant_id column, as JSON, in a stable order, read in
  * one statement. A Mate's last contact is left out: every authenticated call records it
- * (docs/mate-api.md §7), refused or not. So is an event's `seq`: the sequencer numbers events
- * that earlier requests wrote whenever it runs (docs/events.md §3), which is no change by the
- * request under test (an event row the request wrote still shows as a new row).
+ * (docs/mate-api.md §7), refused or not.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 
-const VOLATILE: Record<string, string[]> = { mates: ['last_contact_at'], outbox_events: ['seq'] };
+const VOLATILE: Record<string, string[]> = { mates: ['last_contact_at'] };
 
 const tablesOf = new WeakMap<object, Promise<string[]>>();
 

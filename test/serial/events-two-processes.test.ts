@@ -1,7 +1,7 @@
 /**
  * Two real server processes (`queuemate start`, each its own OS process) on one PostgreSQL
  * database: a Mate solves a task through process A; an event stream opened on process B sees it
- * (docs/events.md §5: B's readers are woken by LISTEN/NOTIFY from A's sequencer; the outbox is the
+ * (docs/events.md §5: B's readers are woken by LISTEN/NOTIFY from A's watermark; the outbox is the
  * source of truth). PostgreSQL only: the embedded store allows one process.
  */
 import { test, after } from 'node:test';

@@ -18,7 +18,7 @@ import { answer, ErrorBody, type PeopleRoute } from '../route.js';
 function readLastEventId(header: unknown, query: unknown): number | null {
   const raw = typeof header === 'string' && header !== '' ? header : typeof query === 'string' && query !== '' ? query : null;
   if (raw === null) return null;
-  if (!/^\d{1,15}$/.test(raw.trim()))
+  if (!/^\d{1,16}$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw.trim())))
     throw new Refusal('invalid_field', 'Last-Event-ID must be an event id (a whole number)', [
       { field: 'Last-Event-ID', code: 'invalid_field', message: 'Last-Event-ID must be an event id (a whole number)' },
     ]);

@@ -1,0 +1,172 @@
+/**
+ * The events watermark (docs/events.md §3): tells this server process's readers when events of a
+ * tenant became visible, and counts them.
+ *
+ * Events need no numbering after they are written: a reader sees an event once its writing
+ * transaction is below the events horizon of the reader's snapshot (store.ts). What changes that set is a
+ * transaction ending, here or elsewhere; so after this process's units of work end (coalesced:
+ * one read in flight, one queued, and a short window) and on a timer, one read-only statement
+ * takes the current horizon and counts, by tenant and type, the events whose xid lies between the
+ * previous horizon and this one: exactly the events that became visible meanwhile, each once. It
+ * wakes this process's readers of those tenants; on PostgreSQL, when this process wrote, a
+ * NOTIFY wakes the other processes' readers too.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/types.js';
+
+export const EVENTS_CHANNEL = 'queuemate_events';
+
+/** A NOTIFY payload: the tenants' ids, then `;` and the sending process's origin mark. */
+export function notifyPayload(tenantIds: number[], origin?: string): string {
+  return origin ? `${tenantIds.join(',')};${origin}` : tenantIds.join(',');
+}
+
+/** The tenants of a NOTIFY payload, or null when this process (`origin`) sent it. */
+export function readNotifyPayload(payload: string, origin?: string): number[] | null {
+  const [ids, from] = payload.split(';');
+  if (origin && from === origin) return null;
+  return ids
+    .split(',')
+    .map(Number)
+    .filter((x) => Number.isSafeInteger(x) && x > 0);
+}
+
+export interface VisibleBatch {
+  /** events that became visible, by tenant */
+  tenants: Map<number, number>;
+  /** events that became visible, by type */
+  types: Map<string, number>;
+}
+
+/**
+ * One look: the events that became visible since the horizon `from` (null: none, only take the
+ * horizon), and the horizon now. The tenants are walked with the (tenant_id, xid, id) index each.
+ */
+export async function visibleSince(db: Kysely<Database>, from: string | null): Promise<{ batch: VisibleBatch; upto: string }> {
+  const { rows } = await sql<{ tenant_id: number | null; type: string | null; n: number; upto: string }>`
+    WITH w AS (SELECT qm_events_horizon() AS upto)
+    SELECT t.id AS tenant_id, e.type, count(*)::int AS n, (SELECT upto::text FROM w) AS upto
+    FROM tenants t CROSS JOIN LATERAL (
+      SELECT o.type FROM outbox_events o
+      WHERE o.tenant_id = t.id AND o.xid >= ${from}::xid8 AND o.xid < (SELECT upto FROM w)) e
+    GROUP BY t.id, e.type
+    UNION ALL SELECT NULL, NULL, 0, (SELECT upto::text FROM w)`.execute(db);
+  const batch: VisibleBatch = { tenants: new Map(), types: new Map() };
+  let upto = from ?? '0';
+  for (const r of rows) {
+    if (BigInt(r.upto) > BigInt(upto)) upto = r.upto;
+    if (r.tenant_id === null || r.type === null) continue;
+    batch.tenants.set(r.tenant_id, (batch.tenants.get(r.tenant_id) ?? 0) + r.n);
+    batch.types.set(r.type, (batch.types.get(r.type) ?? 0) + r.n);
+  }
+  return { batch, upto };
+}
+
+export interface WatermarkOptions {
+  /** also NOTIFY other server processes (PostgreSQL) */
+  notify: boolean;
+  /** this process's mark in its NOTIFY payloads, so that its own listener can skip them */
+  origin?: string;
+  /** ms between looks when nothing asked for one (transactions of other processes, or outside Queuemate) */
+  pollMs: number;
+  /**
+   * ms between the starts of two looks, so that the units of work ending meanwhile share one
+   * (default 10; 0: no gap). A look is one short read; looking back to back, a busy process woke
+   * its readers and the webhook dispatcher after every look (bench: 0.7 of the rate at M = 64).
+   */
+  coalesceMs?: number;
+  onVisible(batch: VisibleBatch): void;
+  onError(err: unknown): void;
+}
+
+/** Looks for newly visible events for one server process: on demand (coalesced) and on a timer. */
+export class EventWatermark {
+  private running: Promise<void> | null = null;
+  private pending: NodeJS.Timeout | null = null;
+  private again = false;
+  /** this process wrote since its last NOTIFY: the others should look */
+  private wrote = false;
+  private stopped = false;
+  /** the horizon of the last look (null before the first) */
+  private upto: string | null = null;
+  private lastStart = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly opts: WatermarkOptions,
+  ) {
+    this.timer = setInterval(() => this.kick(false), opts.pollMs);
+    this.timer.unref();
+  }
+
+  /** Asks for a look soon; `wrote`: this process's own work ended (the others are told). */
+  kick(wrote = true): void {
+    if (this.stopped) return;
+    if (wrote) this.wrote = true;
+    if (this.running || this.pending) {
+      this.again = true;
+      return;
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    const gap = this.opts.coalesceMs ?? 10;
+    const wait = Math.min(gap, gap - (Date.now() - this.lastStart));
+    if (wait <= 0) return this.start();
+    this.pending = setTimeout(() => this.start(), wait);
+  }
+
+  private start(): void {
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
+    if (this.stopped || this.running) return;
+    this.again = false;
+    this.lastStart = Date.now();
+    this.running = this.lookOnce().finally(() => {
+      this.running = null;
+      // asked again meanwhile: the next look waits out the gap
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.schedule();
+      }
+    });
+  }
+
+  /** Looks now, after any look in flight; resolves when done (for tests and shutdown). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.stopped) return;
+    this.start();
+    while (this.running) await this.running;
+  }
+
+  private async lookOnce(): Promise<void> {
+    const wrote = this.wrote;
+    this.wrote = false;
+    try {
+      const { batch, upto } = await visibleSince(this.db, this.upto);
+      this.upto = upto;
+      if (batch.tenants.size) {
+        if (wrote && this.opts.notify)
+          await sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notifyPayload([...batch.tenants.keys()], this.opts.origin)})`.execute(this.db);
+        this.opts.onVisible(batch);
+      } else if (wrote) {
+        // what this process wrote is not visible yet (an older transaction still runs): tell
+        // the others once it is
+        this.wrote = true;
+      }
+    } catch (err) {
+      if (!this.stopped) this.opts.onError(err);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = null;
+    while (this.running) await this.running;
+  }
+}
