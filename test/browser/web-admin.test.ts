@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe as axeNow, shot, done } from '../helpers/browser.js';
+import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -66,12 +66,6 @@ async function mateToken(username: string, password: string, secret = tenant.api
   });
   const body = (await res.json()) as { access_token?: string };
   return { status: res.status, token: body.access_token };
-}
-
-/** axe once the page's transitions have ended (a dialog fading in has text of too little contrast for a moment). */
-async function axe(page: Page, screen: string): Promise<void> {
-  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'));
-  await axeNow(page, screen);
 }
 
 /** The value of the "shown once" box in the open dialog or page. */
@@ -382,6 +376,7 @@ test(
     const invoices = (await asAnna('GET', '/v1/processes')).json().items[0].id as number;
     assert.equal((await asAnna('POST', `/v1/processes/${invoices}/gate`, { open: false })).statusCode, 200);
     await deliver();
+    await receiver.waitFor(1);
     assert.equal(receiver.received.length, 1);
     assert.equal(receiver.received[0].json.type, 'process.gate');
 
@@ -400,6 +395,7 @@ test(
     await w.page.getByRole('button', { name: /^Redeliver event \d+$/ }).click();
     await w.page.getByText(/Event \d+: 1 queued\./).waitFor();
     await deliver();
+    await receiver.waitFor(2);
     assert.equal(receiver.received.length, 2);
     assert.equal(receiver.received[1].json.type, 'process.gate');
     await w.page.getByRole('button', { name: 'Redeliver all failed' }).click();

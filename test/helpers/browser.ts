@@ -67,8 +67,15 @@ export async function signIn(page: Page, username: string, password = PASSWORD, 
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** axe-core on the page as it is: no serious or critical violation. */
+/**
+ * axe-core on the page once its transitions have ended (a dialog fading in has text of too little
+ * contrast for a moment; a spinner's endless animation is not waited for): no serious or critical violation.
+ */
 export async function axe(page: Page, screen: string): Promise<void> {
+  // endless ones (a spinner) never end: only the finite ones are waited for
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
+  );
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });

@@ -40,6 +40,18 @@ export class Receiver {
     return r;
   }
 
+  /**
+   * Resolves once `n` requests have arrived: a delivery the server's own dispatcher timer started
+   * may still be on its way when a test's kick finds nothing left to claim. Fails after `ms`.
+   */
+  async waitFor(n: number, ms = 10_000): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.received.length < n) {
+      if (Date.now() > until) throw new Error(`the receiver got ${this.received.length} requests, not ${n}, within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   get url(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
   }
