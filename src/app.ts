@@ -114,6 +114,15 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     for (const end of [...services.events.streams]) end();
   });
   securityHeaders(app);
+  // An acknowledged change is durable: on the embedded store the answer to a request that may have
+  // written waits for the write-ahead log flush covering it (db/embedded-flush.ts). GET and HEAD
+  // answers never wait: they write nothing worth a flush (a session's last-seen time at most).
+  if (deps.store.flusher) {
+    const store = deps.store;
+    app.addHook('onSend', async (req) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') await store.durable();
+    });
+  }
   // requests by method, route template (never the raw URL: bounded label values) and status
   app.addHook('onResponse', async (req, reply) => {
     services.metrics.httpDuration.observe(
@@ -168,6 +177,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     // the embedded store has no autovacuum (maintenance/embedded-vacuum.ts)
     if (deps.store.kind === 'pglite') {
       const vacuum = new EmbeddedVacuum(services.db, services.notifier, app.log);
+      if (deps.store.uncleanStop) app.addHook('onReady', async () => vacuum.afterUncleanStop());
       app.addHook('onClose', () => vacuum.close());
     }
   }

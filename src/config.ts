@@ -19,6 +19,7 @@ export interface Config {
   bodyLimit: number;
   lockSweepIntervalSeconds: number;
   dbPoolSize: number;
+  embeddedFsync: 'on' | 'off';
   dbLockTimeoutMs: number;
   requestTimeoutMs: number;
   maxConnections: number;
@@ -157,6 +158,16 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 200,
     description: 'PostgreSQL connections per server process (the embedded store always uses one).',
+  },
+  {
+    key: 'embeddedFsync',
+    env: 'QUEUEMATE_EMBEDDED_FSYNC',
+    flag: '--embedded-fsync',
+    kind: 'enum',
+    default: 'on',
+    values: ['on', 'off'],
+    description:
+      'Embedded store: flush the write-ahead log to disk before an acknowledged change is answered (`off`: faster, but an operating-system crash can lose recent acknowledged changes). Ignored when DATABASE_URL is set.',
   },
   {
     key: 'requestTimeoutMs',

@@ -104,7 +104,12 @@ function checkKnownOptions(p: Parsed, allowed: string[]): void {
 /** Opens the store, brings it up to date (unless migrating is what fn does), runs fn, closes. */
 async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, opts: { migrateFirst?: boolean } = {}): Promise<T> {
   const { openStore } = await loadStore();
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 2,
+    embeddedFsync: config.embeddedFsync === 'on',
+  });
   try {
     if (opts.migrateFirst !== false) await migrate(store);
     return await fn(store);
@@ -135,6 +140,7 @@ async function start(config: Config): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    embeddedFsync: config.embeddedFsync === 'on',
     lockTimeoutMs: config.dbLockTimeoutMs,
     statementTimeoutMs: config.dbStatementTimeoutMs,
   });

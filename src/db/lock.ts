@@ -25,6 +25,11 @@ function alive(pid: number): boolean {
 }
 
 export interface DataDirLock {
+  /**
+   * The lock file was left by a process that is gone: it stopped without closing the store (killed,
+   * crashed, or the machine went down), so the store may need recovery and maintenance at start.
+   */
+  readonly takenOver: boolean;
   release(): void;
 }
 
@@ -40,6 +45,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   // let a process starting at the same moment read an empty file, take it for stale and remove it.)
   const mine = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(mine, `${process.pid}\n`);
+  let takenOver = false;
   try {
     // Two attempts: the second after removing a stale file left by a process that was killed.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -58,11 +64,13 @@ export function lockDataDir(dataDir: string): DataDirLock {
         if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirInUseError(dataDir, pid);
         if (pid === process.pid && held.has(file)) throw new DataDirInUseError(dataDir, pid);
         fs.rmSync(file, { force: true });
+        takenOver = true;
         continue;
       }
       held.add(file);
       let released = false;
       return {
+        takenOver,
         release() {
           if (released) return;
           released = true;

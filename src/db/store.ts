@@ -12,6 +12,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { Database } from './types.js';
 import { lockDataDir, DataDirInUseError, type DataDirLock } from './lock.js';
 import { redact } from '../config.js';
+import { WalFlusher, mayWrite, nodeFlushFs, type FlushFs } from './embedded-flush.js';
 
 // Ids are bigint columns kept below 2^53, so they are safe as JS numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -26,6 +27,15 @@ export interface Store {
   readonly db: Kysely<Database>;
   /** Where the data lives, safe to print (password redacted). */
   readonly location: string;
+  /** The data directory was taken over from a process that stopped without closing it (embedded store). */
+  readonly uncleanStop: boolean;
+  /**
+   * Resolves once every change committed before the call is on disk. PostgreSQL's commit already
+   * is (synchronous_commit); the embedded store flushes its write-ahead log here (db/embedded-flush.ts).
+   */
+  durable(): Promise<void>;
+  /** the embedded store's WAL flusher, when it flushes (tests, bench) */
+  readonly flusher: WalFlusher | null;
   close(): Promise<void>;
 }
 
@@ -62,6 +72,13 @@ export interface OpenStoreOptions {
    */
   lockTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /**
+   * Embedded store: flush the write-ahead log before an acknowledged change is answered (the
+   * setting QUEUEMATE_EMBEDDED_FSYNC, default on). An injected PGlite flushes only when a test
+   * passes `flushFs` (it has no files of its own).
+   */
+  embeddedFsync?: boolean;
+  flushFs?: FlushFs;
 }
 
 /** Defaults of the two timeouts (the settings QUEUEMATE_DB_LOCK_TIMEOUT and QUEUEMATE_DB_STATEMENT_TIMEOUT). */
@@ -107,17 +124,50 @@ function namedIfMarked(client: pg.PoolClient): void {
   };
 }
 
-function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => Promise<void>): Store {
+/**
+ * Counts the statements that may have written, as they complete (their WAL record is then in the
+ * page cache), so that durable() knows what its flush must cover.
+ */
+function noteWrites(client: pg.PoolClient, flusher: WalFlusher): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+    const statement = typeof text === 'string' ? text : ((text as { text?: string })?.text ?? '');
+    if (!mayWrite(statement)) return query(text, values, callback);
+    const cb = typeof values === 'function' ? values : callback;
+    if (typeof cb === 'function') {
+      const noted = (err: unknown, res: unknown) => {
+        flusher.noteWrite();
+        (cb as (e: unknown, r: unknown) => void)(err, res);
+      };
+      return typeof values === 'function' ? query(text, noted) : query(text, values, noted);
+    }
+    // a failed statement may still have ended a transaction that wrote (a failing COMMIT): count it too
+    return (query(text, values) as Promise<unknown>).finally(() => flusher.noteWrite());
+  };
+}
+
+interface WrapExtras {
+  uncleanStop?: boolean;
+  flusher?: WalFlusher | null;
+}
+
+function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => Promise<void>, extras: WrapExtras = {}): Store {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
+  const flusher = extras.flusher ?? null;
   return {
     kind,
     pool,
     db,
     location,
+    uncleanStop: extras.uncleanStop ?? false,
+    flusher,
+    durable: flusher ? () => flusher.durable() : async () => {},
     async close() {
       if (closed) return;
       closed = true;
+      // a command's last writes (`queuemate` subcommands answer on exit) are on disk before it exits
+      if (flusher && !pool.ended && !pool.ending) await flusher.durable().catch(() => {});
       // a pool someone already ended (a test cutting the database off) has nothing left to close;
       // Kysely would end it a second time, which throws
       if (!pool.ended && !pool.ending) await db.destroy();
@@ -177,9 +227,20 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const instance = lite;
   // PGlite is a single connection: a pool of one serializes queries and transactions.
   const pool = new pg.Pool({ ...(createPgConfig(instance) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0 });
-  pool.on('connect', onConnect);
-  return wrap('pglite', pool, opts.pglite ? 'embedded (in memory)' : opts.dataDir, async () => {
-    if (owned) await instance.close();
-    lock?.release();
+  const flushes = opts.embeddedFsync !== false && (owned || opts.flushFs !== undefined);
+  const flusher = flushes ? new WalFlusher(path.join(opts.dataDir, 'pgdata', 'pg_wal'), opts.flushFs ?? nodeFlushFs) : null;
+  pool.on('connect', (client) => {
+    onConnect(client);
+    if (flusher) noteWrites(client, flusher);
   });
+  return wrap(
+    'pglite',
+    pool,
+    opts.pglite ? 'embedded (in memory)' : opts.dataDir,
+    async () => {
+      if (owned) await instance.close();
+      lock?.release();
+    },
+    { uncleanStop: lock?.takenOver ?? false, flusher },
+  );
 }

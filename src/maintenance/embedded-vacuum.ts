@@ -67,6 +67,20 @@ export class EmbeddedVacuum {
     }
   }
 
+  /**
+   * After an unclean stop (the data directory's lock was taken over from a dead process): one pass
+   * right away, in the background. The dead process's changes since its last pass were never
+   * counted by this one, so the tables may carry thousands of dead row versions and stale
+   * statistics; the data itself is already consistent (PGlite replayed its write-ahead log when it
+   * opened), so serving need not wait. A pass over a large store takes seconds (0.9 s after 8,000
+   * life cycles, bench), and runs one table per statement, so requests are served between tables.
+   */
+  afterUncleanStop(): void {
+    if (this.running || this.closed) return;
+    this.log.info({}, 'the embedded store was not closed cleanly last time: vacuuming its hot tables in the background');
+    this.running = this.pass().finally(() => (this.running = null));
+  }
+
   /** Resolves when no pass is running. */
   async settled(): Promise<void> {
     await this.running;

@@ -3,6 +3,7 @@
  * template (cached on disk per migration checksum), or, when DATABASE_URL is set, a new
  * PostgreSQL database created from a migrated template database.
  */
+import type { FlushFs } from '../../src/db/embedded-flush.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -102,7 +103,7 @@ export interface TestStore extends Store {
 }
 
 /** A fresh migrated store; close() also drops its database. */
-export async function testStore(opts: { poolSize?: number } = {}): Promise<TestStore> {
+export async function testStore(opts: { poolSize?: number; flushFs?: FlushFs } = {}): Promise<TestStore> {
   if (DATABASE_URL) {
     const { url, drop } = await postgresDatabase();
     const store = await openStore({ databaseUrl: url, dataDir: '', poolSize: opts.poolSize ?? 10 });
@@ -115,7 +116,7 @@ export async function testStore(opts: { poolSize?: number } = {}): Promise<TestS
     });
   }
   const lite = await PGlite.create({ loadDataDir: await pgliteTemplate() });
-  const store = await openStore({ databaseUrl: null, dataDir: '', pglite: lite });
+  const store = await openStore({ databaseUrl: null, dataDir: '', pglite: lite, flushFs: opts.flushFs });
   return Object.assign(Object.create(null), store, {
     url: null,
     async close() {
