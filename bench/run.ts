@@ -162,8 +162,8 @@ async function stopChild(child: ChildProcess) {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-function startQueuemate(store: { databaseUrl?: string; dataDir?: string }, root = SERVER_ROOT) {
-  const env = { ...process.env };
+function startQueuemate(store: { databaseUrl?: string; dataDir?: string }, root = SERVER_ROOT, extraEnv: NodeJS.ProcessEnv = {}) {
+  const env = { ...process.env, ...extraEnv };
   delete env.DATABASE_URL;
   if (store.databaseUrl) env.DATABASE_URL = store.databaseUrl;
   else env.QUEUEMATE_DATA_DIR = store.dataDir;
@@ -401,7 +401,7 @@ async function floorRun(pool: pg.Pool, f: Fixture, M: number, history: boolean):
   }
 }
 
-function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix = ''): System[] {
+function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix = '', extraEnv: NodeJS.ProcessEnv = {}): System[] {
   let child: ChildProcess | undefined;
   let client: Client;
   let fixture: Fixture;
@@ -432,7 +432,7 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
         tmpDirs.push(dataDir);
         fixture = await setUpQueuemateAt({ databaseUrl: null, dataDir }, root);
       }
-      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir }, root);
+      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir }, root, extraEnv);
       child = s.child;
       client = new Client(s.base);
       await client.signIn(fixture.apiSecret);
@@ -798,6 +798,8 @@ async function oneRound(round_: number) {
   const all: System[] = [
     ...queuemateSystems('pg'),
     ...queuemateSystems('lite'),
+    // what flushing the write-ahead log before each answer costs (QUEUEMATE_EMBEDDED_FSYNC)
+    ...queuemateSystems('lite', SERVER_ROOT, '-nofsync', { QUEUEMATE_EMBEDDED_FSYNC: 'off' }),
     ...(BASE_ROOT ? [...queuemateSystems('pg', BASE_ROOT, '-base'), ...queuemateSystems('lite', BASE_ROOT, '-base')] : []),
     ...floorSystems(),
     liteFloorSystem(),
@@ -872,6 +874,8 @@ function ratiosOf(rows: Row[]) {
     ['queuemate-pg-combined', 'graphile-worker'],
     ['queuemate-pg-combined', 'pg-boss'],
     ['queuemate-lite', 'floor-lite'],
+    ['queuemate-lite', 'queuemate-lite-nofsync'],
+    ['queuemate-lite-combined', 'queuemate-lite-nofsync-combined'],
     ['queuemate-lite-combined', 'floor-lite'],
     ['queuemate-lite', 'pg-boss'],
     ['floor-http', 'floor-sql'],

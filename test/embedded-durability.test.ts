@@ -13,7 +13,7 @@ import { createApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { openStore } from '../src/db/store.js';
 import { migrate } from '../src/db/migrator.js';
-import type { FlushFs } from '../src/db/embedded-flush.js';
+import { nodeFlushFs, type FlushFs } from '../src/db/embedded-flush.js';
 import { HOT_TABLES } from '../src/maintenance/embedded-vacuum.js';
 import { testStore, type TestStore } from './helpers/db.js';
 import { seedTenant } from './helpers/seed.js';
@@ -36,6 +36,7 @@ function gatedFs(events: string[]) {
   let reached: () => void = () => {};
   const fsHook: FlushFs = {
     list: async () => ['000000010000000000000001', 'archive_status'],
+    files: async () => [],
     modifiedMs: async () => Date.now(),
     async datasync(file) {
       events.push(`datasync ${path.basename(file)}`);
@@ -140,7 +141,16 @@ test(
   { skip: !LITE && 'PGlite only' },
   async () => {
     const dir = tempDir();
-    const open = async () => Object.assign(await openStore({ databaseUrl: null, dataDir: dir }), { url: null }) as TestStore;
+    const synced: string[] = [];
+    const counting: FlushFs = {
+      ...nodeFlushFs,
+      datasync: (file) => {
+        synced.push(path.relative(dir, file));
+        return nodeFlushFs.datasync(file);
+      },
+    };
+    const open = async () =>
+      Object.assign(await openStore({ databaseUrl: null, dataDir: dir, flushFs: counting }), { url: null }) as TestStore;
 
     let store = await open();
     assert.equal(store.uncleanStop, false, 'a new directory');
@@ -148,8 +158,18 @@ test(
     await store.durable();
     assert.ok(store.flusher!.flushes >= 1);
     assert.ok(
-      fs.readdirSync(path.join(dir, 'pgdata', 'pg_wal')).some((n) => /^[0-9A-F]{24}$/.test(n)),
-      'the flusher looks where PGlite keeps its WAL',
+      synced.some((f) => /^pgdata\/pg_wal\/[0-9A-F]{24}$/.test(f)),
+      'the WAL segment PGlite writes is flushed',
+    );
+    // a checkpoint writes data pages: the next flush finds pg_control changed and flushes them too
+    synced.length = 0;
+    await sql`CHECKPOINT`.execute(store.db);
+    await sql`CREATE TABLE probe (n int)`.execute(store.db);
+    await store.durable();
+    assert.ok(synced.includes('pgdata/global/pg_control'), 'pg_control flushed after a checkpoint');
+    assert.ok(
+      synced.some((f) => f.startsWith('pgdata/base/')),
+      'data files flushed after a checkpoint',
     );
     await store.close();
 

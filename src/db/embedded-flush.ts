@@ -8,6 +8,13 @@
  * segment files written since the previous flush. On Linux fdatasync on a freshly opened
  * descriptor flushes every dirty page of the file, whoever wrote it.
  *
+ * Checkpoints: PostgreSQL writes data pages to their files at a checkpoint and may then recycle
+ * the WAL before it; PGlite does not fsync those files either. A flush that finds pg_control
+ * changed (a checkpoint completed) therefore also flushes every data file modified since the
+ * previous checkpoint flush, and so does closing the store (its shutdown checkpoint). A crash in
+ * the milliseconds between a checkpoint and that flush is the one window left: PostgreSQL would
+ * have flushed the data files before pg_control, which cannot be done from outside.
+ *
  * Group commit: the embedded store runs one statement at a time while a flush runs on libuv's
  * thread pool, so commits keep happening during a flush; a request whose write completed after a
  * flush began waits for the next one, which then covers every write completed meanwhile (one
@@ -24,11 +31,17 @@ export interface FlushFs {
   modifiedMs(file: string): Promise<number>;
   /** flushes the file's data to disk */
   datasync(file: string): Promise<void>;
+  /** every file under dir (relative paths), recursively */
+  files(dir: string): Promise<string[]>;
 }
 
 export const nodeFlushFs: FlushFs = {
   list: (dir) => fsp.readdir(dir),
   modifiedMs: async (file) => (await fsp.stat(file)).mtimeMs,
+  files: async (dir) =>
+    (await fsp.readdir(dir, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(dir, path.join(e.parentPath, e.name))),
   async datasync(file) {
     const handle = await fsp.open(file, 'r');
     try {
@@ -65,11 +78,18 @@ export class WalFlusher {
   /** callers of durable() waiting now (tests) */
   waiting = 0;
 
+  private readonly walDir: string;
+  private controlMs = -1;
+  private lastCheckpointFlushMs = 0;
+
   constructor(
-    private readonly walDir: string,
+    /** the PGlite data directory (pgdata) */
+    private readonly dataDir: string,
     private readonly fs: FlushFs = nodeFlushFs,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.walDir = path.join(dataDir, 'pg_wal');
+  }
 
   /** Called when a statement that may have written completes: its WAL record is in the page cache now. */
   noteWrite(): void {
@@ -104,6 +124,21 @@ export class WalFlusher {
     }
   }
 
+  /** Flushes every file of the data directory modified since the previous call (after a checkpoint, and at close). */
+  async dataFiles(started = this.now()): Promise<void> {
+    const since = this.lastCheckpointFlushMs - MTIME_MARGIN_MS;
+    for (const rel of await this.fs.files(this.dataDir)) {
+      const file = path.join(this.dataDir, rel);
+      const modified = await this.fs.modifiedMs(file).catch(() => -1);
+      // a file removed meanwhile (a dropped table's) has nothing left to flush
+      if (modified >= since)
+        await this.fs.datasync(file).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
+    }
+    this.lastCheckpointFlushMs = started;
+  }
+
   private async flush(): Promise<void> {
     const covers = this.written;
     const since = this.lastFlushStartedMs - MTIME_MARGIN_MS;
@@ -113,6 +148,12 @@ export class WalFlusher {
     const modified = await Promise.all(files.map((f) => this.fs.modifiedMs(f)));
     // one segment at a time: there are at most a few, and the last written is usually the only one
     for (let i = 0; i < files.length; i++) if (modified[i]! >= since) await this.fs.datasync(files[i]!);
+    const control = await this.fs.modifiedMs(path.join(this.dataDir, 'global', 'pg_control')).catch(() => -1);
+    if (control !== this.controlMs) {
+      // the first flush of a process also lands here: whatever the last one left unflushed
+      await this.dataFiles(started);
+      this.controlMs = control;
+    }
     this.flushes++;
     this.lastFlushStartedMs = started;
     this.covered = Math.max(this.covered, covers);

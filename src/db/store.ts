@@ -228,7 +228,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   // PGlite is a single connection: a pool of one serializes queries and transactions.
   const pool = new pg.Pool({ ...(createPgConfig(instance) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0 });
   const flushes = opts.embeddedFsync !== false && (owned || opts.flushFs !== undefined);
-  const flusher = flushes ? new WalFlusher(path.join(opts.dataDir, 'pgdata', 'pg_wal'), opts.flushFs ?? nodeFlushFs) : null;
+  const flusher = flushes ? new WalFlusher(path.join(opts.dataDir, 'pgdata'), opts.flushFs ?? nodeFlushFs) : null;
   pool.on('connect', (client) => {
     onConnect(client);
     if (flusher) noteWrites(client, flusher);
@@ -239,6 +239,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     opts.pglite ? 'embedded (in memory)' : opts.dataDir,
     async () => {
       if (owned) await instance.close();
+      // the shutdown checkpoint wrote the data files: on disk before the directory is let go
+      if (owned && flusher) await flusher.dataFiles().catch(() => {});
       lock?.release();
     },
     { uncleanStop: lock?.takenOver ?? false, flusher },
