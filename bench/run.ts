@@ -933,6 +933,18 @@ function ratiosOf(rows: Row[]) {
       if (rs.length) (out[`${a} / ${b}`] ??= {})[M] = mmm(rs, 2);
     }
   }
+  // a with / without pair: also the server CPU per life cycle, steadier than rates on a loaded machine
+  for (const [a, b] of vs.filter(([, y]) => y.includes('-noevents'))) {
+    for (const M of MS) {
+      const rs: number[] = [];
+      for (let r = 1; r <= ROUNDS; r++) {
+        const x = rows.find((y) => y.round === r && y.M === M && y.system === a)?.cpuMsPerCycle;
+        const y = rows.find((z) => z.round === r && z.M === M && z.system === b)?.cpuMsPerCycle;
+        if (x && y) rs.push(x / y);
+      }
+      if (rs.length) (out[`server CPU per cycle: ${a} / ${b}`] ??= {})[M] = mmm(rs, 2);
+    }
+  }
   return out;
 }
 
