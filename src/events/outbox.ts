@@ -37,7 +37,10 @@ export function eventsFromChanges(source: string, history: string): RawBuilder<u
              WHEN e.n > p.error_limit AND e.n + d.delta <= p.error_limit THEN 'process.resumed_from_errors' END AS type
       FROM (SELECT tenant_id, process_id, max(at) AS at,
               sum((queue = 'Manual' AND error)::int - (from_queue IS NOT DISTINCT FROM 'Manual' AND from_error)::int) AS delta
-            FROM ${s} GROUP BY tenant_id, process_id) d
+            -- only the changes that enter or leave Manual with the Error flag can move the count: a
+            -- batch of Solved hand-backs groups nothing and reads no process
+            FROM ${s} WHERE (queue = 'Manual' AND error) OR (from_queue = 'Manual' AND from_error)
+            GROUP BY tenant_id, process_id) d
       JOIN processes p ON p.tenant_id = d.tenant_id AND p.id = d.process_id AND p.stop_on_errors
       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM tasks t WHERE t.tenant_id = d.tenant_id AND t.process_id = d.process_id
         AND t.queue = 'Manual' AND t.error AND t.deleted_at IS NULL) e

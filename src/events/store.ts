@@ -23,6 +23,11 @@ export interface OutboxEvent {
   createdAt: Date;
 }
 
+/** The writing transaction an event id encodes (the outbox key's second column, migration 0010). */
+export function eventXid(id: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`((${id} >> ${sql.lit(RANK_BITS)})::text::xid8)`;
+}
+
 /** The visible-events watermark as an id: every event visible now has a smaller one. */
 export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
 

@@ -10,3 +10,10 @@ ALTER TABLE outbox_events ADD COLUMN history_id bigint;
 -- the one fact of a task event the history did not record: the Error flag before the change
 -- (null on rows written before this migration)
 ALTER TABLE task_history ADD COLUMN from_error boolean;
+
+-- One btree entry per event instead of two: the readers' order (tenant_id, xid, id) becomes the
+-- primary key (id alone is unique, so the key is too), and the separate (tenant_id, id) key goes.
+-- A lookup by row id also names the xid, which a delivery's event id encodes (docs/events.md §3).
+ALTER TABLE outbox_events DROP CONSTRAINT outbox_events_pkey;
+ALTER TABLE outbox_events ADD PRIMARY KEY (tenant_id, xid, id);
+DROP INDEX outbox_events_read_idx;
