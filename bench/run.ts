@@ -11,6 +11,9 @@
  *                           change: git archive <commit> | tar -x -C DIR; ln -s $PWD/node_modules DIR/)
  *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds
  *     [--only a,b]          only these systems (names as printed)
+ *     [--events-cost]       the cost of writing events: this checkout's server against a copy of it whose
+ *                           funnel writes no task events (queuemate-pg-noevents, queuemate-lite-noevents),
+ *                           in the same rounds; life cycles only
  *
  * Prints tables, then the ratios; writes bench/results/latest.json (and a time-stamped copy).
  */
@@ -40,6 +43,7 @@ const ROUNDS = Number(opt('rounds') ?? (QUICK ? 1 : 3));
 const SERVER_ROOT = path.resolve(opt('server-root') ?? path.join(HERE, '..'));
 const ONLY = opt('only')?.split(',');
 const BASE_ROOT = opt('base-root') ? path.resolve(opt('base-root')!) : null;
+const EVENTS_COST = flag('events-cost');
 const MS = (opt('workers') ?? '1,16,64').split(',').map(Number);
 // tasks per measurement, by M: PostgreSQL systems, and the embedded store
 const TASKS_PG: Record<number, number> = QUICK ? { 1: 300, 16: 800, 64: 800 } : { 1: 1500, 16: 4000, 64: 4000 };
@@ -660,6 +664,29 @@ function pgBossSystem(): System {
   } as System;
 }
 
+/**
+ * A copy of the checkout at `root` (its working tree, so uncommitted changes are measured too)
+ * whose task funnel writes no events: the outbox entry of `derivedWrites` removed, nothing else.
+ * Fails if that entry is no longer there exactly once, rather than measuring two equal servers.
+ */
+function noEventsCopy(root: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qm-bench-noevents-'));
+  tmpDirs.push(dir);
+  for (const name of fs.readdirSync(root)) {
+    if (name === 'node_modules' || name === '.git' || name === 'bench' || name === 'web') continue;
+    fs.cpSync(path.join(root, name), path.join(dir, name), { recursive: true });
+  }
+  fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules')), path.join(dir, 'node_modules'));
+  const funnel = path.join(dir, 'src/tasks/funnel.ts');
+  const text = fs.readFileSync(funnel, 'utf8');
+  const entry = /^ {4}\['outbox', eventsFromChanges\([^()]*\)\],\n/gm;
+  const found = text.match(entry)?.length ?? 0;
+  if (found !== 1) throw new Error(`bench --events-cost: ${funnel} has ${found} outbox entries ${entry}, not the one this copy removes`);
+  fs.writeFileSync(funnel, text.replace(entry, ''));
+  return dir;
+}
+const NO_EVENTS_ROOT = EVENTS_COST ? noEventsCopy(SERVER_ROOT) : null;
+
 // ---------------------------------------------------------------------------------------------
 // the run
 
@@ -801,13 +828,16 @@ async function oneRound(round_: number) {
     // what flushing the write-ahead log before each answer costs (QUEUEMATE_EMBEDDED_FSYNC)
     ...queuemateSystems('lite', SERVER_ROOT, '-nofsync', { QUEUEMATE_EMBEDDED_FSYNC: 'off' }),
     ...(BASE_ROOT ? [...queuemateSystems('pg', BASE_ROOT, '-base'), ...queuemateSystems('lite', BASE_ROOT, '-base')] : []),
+    ...(NO_EVENTS_ROOT
+      ? [...queuemateSystems('pg', NO_EVENTS_ROOT, '-noevents'), ...queuemateSystems('lite', NO_EVENTS_ROOT, '-noevents')]
+      : []),
     ...floorSystems(),
     liteFloorSystem(),
     ...httpFloorSystems(),
     graphileSystem(),
     pgBossSystem(),
   ];
-  const systems = all.filter((s) => !ONLY || ONLY.includes(s.name));
+  const systems = all.filter((s) => (ONLY ? ONLY.includes(s.name) : !EVENTS_COST || /^queuemate-/.test(s.name)));
   // set up one at a time (migrations in parallel would measure nothing and slow everything)
   for (const s of systems) {
     log(`  set up ${s.name}`);
@@ -840,11 +870,11 @@ async function oneRound(round_: number) {
     const qmPg = systems.find((s) => s.name === 'queuemate-pg');
     const qmLite = systems.find((s) => s.name === 'queuemate-lite');
     const bossSys = systems.find((s) => s.name === 'pg-boss') as any;
-    if (!flag('no-bulk')) {
+    if (!flag('no-bulk') && !EVENTS_COST) {
       log('  bulk creates');
       await bulkRound(qmPg, qmLite, undefined, gwSys, bossSys ? bossInstance(bossSys) : null);
     }
-    if (qmPg && !flag('no-deep')) {
+    if (qmPg && !flag('no-deep') && !EVENTS_COST) {
       log('  deep queue');
       await deepQueue(qmPg);
     }
@@ -885,6 +915,10 @@ function ratiosOf(rows: Row[]) {
     ['queuemate-pg-combined', 'queuemate-pg-base'],
     ['queuemate-lite', 'queuemate-lite-base'],
     ['queuemate-lite-combined', 'queuemate-lite-base'],
+    ['queuemate-pg', 'queuemate-pg-noevents'],
+    ['queuemate-pg-combined', 'queuemate-pg-noevents-combined'],
+    ['queuemate-lite', 'queuemate-lite-noevents'],
+    ['queuemate-lite-combined', 'queuemate-lite-noevents-combined'],
     ['queuemate-pg-base', 'floor-sql'],
     ['queuemate-pg-base', 'floor-http'],
     ['queuemate-pg-base', 'floor-http-group'],
@@ -901,6 +935,18 @@ function ratiosOf(rows: Row[]) {
         if (x && y) rs.push(x.rate / y.rate);
       }
       if (rs.length) (out[`${a} / ${b}`] ??= {})[M] = mmm(rs, 2);
+    }
+  }
+  // a with / without pair: also the server CPU per life cycle, steadier than rates on a loaded machine
+  for (const [a, b] of vs.filter(([, y]) => y.includes('-noevents'))) {
+    for (const M of MS) {
+      const rs: number[] = [];
+      for (let r = 1; r <= ROUNDS; r++) {
+        const x = rows.find((y) => y.round === r && y.M === M && y.system === a)?.cpuMsPerCycle;
+        const y = rows.find((z) => z.round === r && z.M === M && z.system === b)?.cpuMsPerCycle;
+        if (x && y) rs.push(x / y);
+      }
+      if (rs.length) (out[`server CPU per cycle: ${a} / ${b}`] ??= {})[M] = mmm(rs, 2);
     }
   }
   return out;
@@ -997,7 +1043,7 @@ try {
     log(`round ${r} of ${ROUNDS}`);
     await oneRound(r);
   }
-  if (!flag('no-ageing') && (!ONLY || ONLY.includes('queuemate-lite'))) {
+  if (!flag('no-ageing') && !EVENTS_COST && (!ONLY || ONLY.includes('queuemate-lite'))) {
     log('embedded store ageing');
     await ageing();
   }

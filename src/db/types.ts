@@ -270,6 +270,8 @@ export interface TaskHistoryTable {
   retry_count: ColumnType<number, number | undefined, number>;
   request_id: string | null;
   details: Json<Record<string, unknown>> | null;
+  /** the Error flag before the change (null on rows older than migration 0010) */
+  from_error: boolean | null;
 }
 
 export interface KpiEventsTable {
@@ -334,6 +336,8 @@ export interface OutboxEventsTable {
   created_at: Timestamp;
   /** the writing transaction (xid8, read as text); readers order and number events by it (src/events/store.ts) */
   xid: ColumnType<string, string | undefined, string>;
+  /** a task event's history row, its payload's source (src/events/store.ts); null for other events */
+  history_id: number | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -3,7 +3,7 @@
  * the change, so an event exists exactly when its change committed. Task changes write theirs as
  * one more derived write of the task funnel (src/tasks/funnel.ts): one multi-row INSERT from the
  * change relation, in the same statement as the task rows, whatever the batch size. Process and
- * run changes write theirs from triggers (migration 0002), so that no path that changes a process
+ * run changes write theirs from triggers (migration 0003), so that no path that changes a process
  * or a run can forget its event.
  *
  * Rows carry the id of the transaction that wrote them (`xid`, a column default); readers order
@@ -12,33 +12,36 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
- * One event per change in `source` (the funnel's change relation), typed `task.` + the history
+ * One event per history row in `history` (the funnel's history write, src/history/store.ts, which
+ * returns tenant_id, id, action, at for each change of `source`), typed `task.` + the history
  * action in lower case with spaces as underscores ('Lock expired' → task.lock_expired), and a `process.stopped_by_errors`
  * / `process.resumed_from_errors` event when the batch moves a process with Stop on Errors across
  * its error limit (the count before the statement is the statement's snapshot; docs/events.md says
  * why this event is best-effort under concurrent writers). The Failure clears of the same statement
  * write their events through the processes trigger.
  */
-export function eventsFromChanges(source: string): RawBuilder<unknown> {
+export function eventsFromChanges(source: string, history: string): RawBuilder<unknown> {
   const s = sql.raw(source);
-  // the payload leaves out `type` and `at`: readers add them from the row's columns (store.ts),
-  // which keeps the per-row work of this hot-path write to one jsonb_build_object
-  return sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at)
-    SELECT c.tenant_id, 'task.' || replace(lower(c.action), ' ', '_'),
-      jsonb_build_object('processId', c.process_id, 'taskId', c.task_id, 'action', c.action, 'queue', c.queue, 'error', c.error,
-        'fromQueue', c.from_queue, 'fromError', c.from_error, 'reason', c.reason, 'retryCount', c.retry_count,
-        'actor', jsonb_build_object('type', c.actor_type, 'id', c.actor_id, 'name', c.actor_name), 'requestId', c.request_id),
-      c.at
-    FROM ${s} c
+  // a task event stores no payload of its own ('{}', a constant): it points at the history row of
+  // its change, which records every fact of the payload, and readers build the payload from that
+  // row (store.ts). Building and storing a 12-key jsonb per event was about half of the event
+  // write's cost: for 64 hand-backs it added 33 % to the funnel statement, without it 18 % (PostgreSQL,
+  // bench/events-cost.ts; bench/README.md)
+  return sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at, history_id)
+    SELECT h.tenant_id, 'task.' || replace(lower(h.action), ' ', '_'), '{}'::jsonb, h.at, h.id
+    FROM ${sql.raw(history)} h
     UNION ALL
-    SELECT x.tenant_id, x.type, jsonb_build_object('processId', x.process_id, 'unresolvedErrors', x.after, 'errorLimit', x.error_limit), x.at
+    SELECT x.tenant_id, x.type, jsonb_build_object('processId', x.process_id, 'unresolvedErrors', x.after, 'errorLimit', x.error_limit), x.at, NULL
     FROM (
       SELECT d.tenant_id, d.process_id, d.at, p.error_limit, e.n + d.delta AS after,
         CASE WHEN e.n <= p.error_limit AND e.n + d.delta > p.error_limit THEN 'process.stopped_by_errors'
              WHEN e.n > p.error_limit AND e.n + d.delta <= p.error_limit THEN 'process.resumed_from_errors' END AS type
       FROM (SELECT tenant_id, process_id, max(at) AS at,
               sum((queue = 'Manual' AND error)::int - (from_queue IS NOT DISTINCT FROM 'Manual' AND from_error)::int) AS delta
-            FROM ${s} GROUP BY tenant_id, process_id) d
+            -- only the changes that enter or leave Manual with the Error flag can move the count: a
+            -- batch of Solved hand-backs groups nothing and reads no process
+            FROM ${s} WHERE (queue = 'Manual' AND error) OR (from_queue = 'Manual' AND from_error)
+            GROUP BY tenant_id, process_id) d
       JOIN processes p ON p.tenant_id = d.tenant_id AND p.id = d.process_id AND p.stop_on_errors
       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM tasks t WHERE t.tenant_id = d.tenant_id AND t.process_id = d.process_id
         AND t.queue = 'Manual' AND t.error AND t.deleted_at IS NULL) e

@@ -23,6 +23,11 @@ export interface OutboxEvent {
   createdAt: Date;
 }
 
+/** The writing transaction an event id encodes (the outbox key's second column, migration 0010). */
+export function eventXid(id: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`((${id} >> ${sql.lit(RANK_BITS)})::text::xid8)`;
+}
+
 /** The visible-events watermark as an id: every event visible now has a smaller one. */
 export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
 
@@ -34,11 +39,26 @@ export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${
 export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBuilder<unknown> | number): RawBuilder<unknown> {
   const cx = sql`(((${after})::bigint >> ${sql.lit(RANK_BITS)})::text::xid8)`;
   const cr = sql`((${after})::bigint & ${sql.lit(2 ** RANK_BITS - 1)})`;
-  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.rn AS seq, r.id AS row_id, r.xid, r.type, r.payload, r.created_at
-    FROM (SELECT o.id, o.xid, o.type, o.payload, o.created_at, row_number() OVER (PARTITION BY o.xid ORDER BY o.id) AS rn
+  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.rn AS seq, r.id AS row_id, r.xid, r.type, ${storedPayload(sql`r`)} AS payload,
+      r.created_at
+    FROM (SELECT o.id, o.xid, o.type, o.payload, o.history_id, o.tenant_id, o.created_at, row_number() OVER (PARTITION BY o.xid ORDER BY o.id) AS rn
           FROM outbox_events o
           WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon()) r
     WHERE r.xid > ${cx} OR r.rn > ${cr})`;
+}
+
+/**
+ * The stored payload of the outbox row `o` (a row alias with payload, history_id, tenant_id): a
+ * task event's is built from its history row (migration 0010; the keys of docs/events.md §2),
+ * every other event's is the row's own. History rows are kept longer than events (docs/events.md
+ * §8), so an event's history row exists as long as the event does.
+ */
+export function storedPayload(o: RawBuilder<unknown>): RawBuilder<Record<string, unknown>> {
+  return sql<Record<string, unknown>>`CASE WHEN ${o}.history_id IS NULL THEN ${o}.payload ELSE COALESCE((
+    SELECT jsonb_build_object('processId', h.process_id, 'taskId', h.task_id, 'action', h.action, 'queue', h.to_queue, 'error', h.error,
+      'fromQueue', h.from_queue, 'fromError', h.from_error, 'reason', h.reason, 'retryCount', h.retry_count,
+      'actor', jsonb_build_object('type', h.actor_type, 'id', h.actor_id, 'name', h.actor_name), 'requestId', h.request_id)
+    FROM task_history h WHERE h.tenant_id = ${o}.tenant_id AND h.id = ${o}.history_id), ${o}.payload) END`;
 }
 
 /**

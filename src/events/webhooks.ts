@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import { Refusal } from '../lib/errors.js';
 import { isNonPublicAddress } from '../lib/address-guard.js';
 import { postSigned, type AttemptResult } from './webhook-http.js';
-import { eventPayload, eventsAfter, WATERMARK_ID } from './store.js';
+import { eventPayload, eventsAfter, eventXid, storedPayload, WATERMARK_ID } from './store.js';
 
 /** Retries go on for this long after the first attempt; then the delivery fails for good. */
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
@@ -238,7 +238,7 @@ export async function listDeliveries(
   const { rows } =
     await sql<any>`SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
       d.last_status_code, d.last_error, d.duration_ms, d.response_excerpt, d.created_at, d.delivered_at
-    FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_row_id
+    FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.xid = ${eventXid(sql`d.event_id`)} AND e.id = d.event_row_id
     WHERE d.tenant_id = ${tenantId} AND d.subscription_id = ${subscriptionId}
       ${opts.status ? sql`AND d.status = ${opts.status}` : sql``} ${opts.beforeId ? sql`AND d.id < ${opts.beforeId}` : sql``}
     ORDER BY d.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
@@ -439,8 +439,8 @@ export class Dispatcher {
   private async next(s: Claimed): Promise<DueDelivery | null> {
     const now = this.clock.now();
     const head = await sql<DueDelivery & { next_attempt_at: Date }>`
-      SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, e.type, e.payload, e.created_at AS event_at
-      FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.id = d.event_row_id
+      SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, e.type, ${storedPayload(sql`e`)} AS payload, e.created_at AS event_at
+      FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.xid = ${eventXid(sql`d.event_id`)} AND e.id = d.event_row_id
       WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending'
       ORDER BY d.id LIMIT 1`.execute(this.db);
     if (head.rows[0]) return head.rows[0].next_attempt_at <= now ? head.rows[0] : null;

@@ -8,14 +8,19 @@ import { sql, type RawBuilder } from 'kysely';
 export type { Actor } from '../lib/caller.js';
 export { SYSTEM_ACTOR } from '../lib/caller.js';
 
-/** One history row per change in `source` (a relation with the funnel's change columns). */
+/**
+ * One history row per change in `source` (a relation with the funnel's change columns). Returns
+ * each row's tenant_id, id, action and at: the task events of the statement point at their history
+ * row (src/events/outbox.ts), whose columns are the event's payload.
+ */
 export function historyFromChanges(source: string): RawBuilder<unknown> {
   const s = sql.raw(source);
   return sql`INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, to_queue,
-      error, reason, comment, retry_count, request_id, details)
+      error, from_error, reason, comment, retry_count, request_id, details)
     SELECT tenant_id, task_id, process_id, at, actor_type, actor_id, actor_name, action, from_queue, queue,
-      error, reason, comment, retry_count, request_id, details
-    FROM ${s}`;
+      error, from_error, reason, comment, retry_count, request_id, details
+    FROM ${s}
+    RETURNING tenant_id, id, action, at`;
 }
 
 /** A comment row for each change in `source` that carries a comment. */

@@ -36,8 +36,8 @@ export async function purgeOldEvents(
     if (n < BATCH) break;
   }
   for (;;) {
-    const r = await sql`DELETE FROM outbox_events WHERE (tenant_id, id) IN (
-        SELECT e.tenant_id, e.id FROM outbox_events e
+    const r = await sql`DELETE FROM outbox_events WHERE (tenant_id, xid, id) IN (
+        SELECT e.tenant_id, e.xid, e.id FROM outbox_events e
         WHERE e.created_at < ${cutoff}
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_row_id = e.id AND d.status = 'pending')
           -- an endpoint whose cursor is not past the event's transaction (ids: docs/events.md §3)

@@ -79,7 +79,7 @@ export function derivedWrites(source: string): [name: string, query: RawBuilder<
     ['kpi_events', kpiEventsFromChanges(source)],
     ['run_counts', runCountsFromChanges(source)],
     ['failures_cleared', failureClearFromChanges(source)],
-    ['outbox', eventsFromChanges(source)],
+    ['outbox', eventsFromChanges(source, 'history')],
     ['count_deltas', countDeltasFromChanges(source)],
   ];
 }
