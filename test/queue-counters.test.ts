@@ -339,3 +339,15 @@ test('two folds at once, beside writers: every delta is counted exactly once', a
   assert.equal(await pending(), 0);
   await check('after a last fold');
 });
+
+test('a task written at the very moment of its deadline is overdue from the next instant, not before', async () => {
+  // whole seconds: the Mate API reads deadlines to the second
+  clock.set(new Date(Math.ceil(clock.now().getTime() / 1000) * 1000 + 7 * 60_000));
+  const at = clock.now().toISOString();
+  await mate.create('alpha', { ref: 'D-now', amount: 1, deadline: at });
+  await check('written at its deadline');
+  clock.advance(1);
+  await check('a second past its deadline');
+  await foldQueueCounts(t.store.db, clock.now());
+  await check('folded');
+});

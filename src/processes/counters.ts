@@ -114,7 +114,7 @@ export async function readQueueCounters(
     ),
     overdue_now AS (
       SELECT t.process_id, count(*) AS n FROM tasks t, bin
-      WHERE t.tenant_id = ${tenantId} AND t.queue <> 'Solved' AND t.deleted_at IS NULL AND t.deadline > t.updated_at
+      WHERE t.tenant_id = ${tenantId} AND t.queue <> 'Solved' AND t.deleted_at IS NULL AND t.deadline >= t.updated_at
         AND t.deadline >= bin.start AND t.deadline < ${now}::timestamptz ${only('t')}
       GROUP BY t.process_id
     ),
