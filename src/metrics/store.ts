@@ -1,6 +1,7 @@
 /** The figures /metrics computes when scraped (docs/events.md, "Metrics"). */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { counterRows } from '../processes/counters.js';
 
 export interface QueueDepth {
   tenantId: number;
@@ -19,8 +20,7 @@ export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
   const { rows } = await sql<{ tenant_id: number; process_key: string; kind: string; n: number }>`
     SELECT p.tenant_id, p.process_key, c.kind, c.n
     FROM (SELECT tenant_id, process_id, kind, sum(n)::int AS n
-          FROM (SELECT tenant_id, process_id, kind, n FROM queue_counts
-                UNION ALL SELECT tenant_id, process_id, kind, n FROM queue_count_deltas) u
+          FROM ${counterRows(sql`true`)} u
           WHERE kind IN ('Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'ManualError', 'Solved')
           GROUP BY tenant_id, process_id, kind) c
     JOIN processes p ON p.tenant_id = c.tenant_id AND p.id = c.process_id

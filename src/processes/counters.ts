@@ -16,6 +16,15 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/types.js';
 
 /**
+ * Every counter row as it stands, the one definition of a count: the folded rows and the deltas
+ * not folded yet, to be summed per key. `where` filters both (unqualified tenant_id/process_id).
+ */
+export function counterRows(where: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`(SELECT tenant_id, process_id, kind, bucket, n FROM queue_counts WHERE ${where}
+    UNION ALL SELECT tenant_id, process_id, kind, bucket, n FROM queue_count_deltas WHERE ${where})`;
+}
+
+/**
  * The counter deltas of a change relation (funnel.ts): minus the keys of each task's state before
  * (none for a created task), plus the keys after, netted per process, key and bucket. A change
  * that moves no key (a comment, an edit of data) writes nothing.
@@ -88,9 +97,9 @@ export async function readQueueCounters(
   }>`
     WITH bin AS (SELECT qm_count_bucket(${now}::timestamptz) AS start),
     c AS (
-      SELECT q.process_id, q.kind, q.bucket, q.n FROM queue_counts q WHERE q.tenant_id = ${tenantId} ${only('q')}
-      UNION ALL
-      SELECT d.process_id, d.kind, d.bucket, d.n FROM queue_count_deltas d WHERE d.tenant_id = ${tenantId} ${only('d')}
+      SELECT process_id, kind, bucket, n FROM ${counterRows(
+        processId === undefined ? sql`tenant_id = ${tenantId}` : sql`tenant_id = ${tenantId} AND process_id = ${processId}`,
+      )} u
     ),
     sums AS (
       SELECT c.process_id,
