@@ -171,6 +171,34 @@ test(`${STORE_KIND}: events arrive signed and in order; the signature verifies w
   assert.equal(bad.json().errors[0].field, 'url');
 });
 
+test(`${STORE_KIND}: a wake-up makes a dispatcher pass only for tenants with an enabled endpoint; endpoints saved here count at once`, async () => {
+  const { t, receiver, api, mate, tenant } = await setup('wh-wake');
+  const other = await seedTenant(t.store, 'wh-wake-other');
+  const dispatcher = t.app.services.events.dispatcher;
+  await dispatcher.kick();
+  assert.equal(dispatcher.wake([tenant.tenantId, other.tenantId]), null, 'no endpoint anywhere: no pass');
+
+  assert.equal((await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true })).statusCode, 200);
+  const created = await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'] });
+  assert.equal(created.statusCode, 201, created.body);
+  await dispatcher.idle();
+  assert.equal(dispatcher.wake([other.tenantId]), null, 'a tenant without endpoints: still no pass');
+  const taskId = await mate.create('Work', {});
+  await t.app.services.events.watermark.flush();
+  const pass = dispatcher.wake([tenant.tenantId]);
+  assert.notEqual(pass, null, 'the endpoint saved through this process counts without waiting for the tick');
+  await pass;
+  await dispatcher.idle();
+  assert.deepEqual(
+    receiver.received.map((r) => `${r.json.type}:${r.json.data.taskId}`),
+    [`task.created:${taskId}`],
+  );
+
+  assert.equal((await api('PATCH', `/v1/webhooks/${created.json().id}`, { enabled: false })).statusCode, 200);
+  await dispatcher.idle();
+  assert.equal(dispatcher.wake([tenant.tenantId]), null, 'a disabled endpoint makes no pass');
+});
+
 test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try, after back-off; later events wait their turn`, async () => {
   const clock = new ManualClock(new Date());
   const { t, receiver, api, mate, deliver } = await setup('wh-retry', { clock });

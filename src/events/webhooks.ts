@@ -359,8 +359,31 @@ export class Dispatcher {
     private readonly opts: DispatcherOptions,
   ) {}
 
-  /** One pass now, or after the one in flight (coalesced). Resolves with the attempts made. */
+  /**
+   * The tenants with an enabled endpoint, as the last pass that looked found them; null until then.
+   * A wake-up for other tenants makes no pass (with no endpoint, events cost no dispatcher
+   * statement). An endpoint enabled through another process is seen at the next tick (1 s).
+   */
+  private withEndpoints: Set<number> | null = null;
+  private lookAgain = true;
+
+  /**
+   * One pass now, or after the one in flight (coalesced), that also looks again which tenants
+   * have endpoints: for the tick, and after endpoints changed. Resolves with the attempts made.
+   */
   kick(): Promise<number> {
+    this.lookAgain = true;
+    return this.run();
+  }
+
+  /** Events of these tenants became visible: a pass, unless none of them has an enabled endpoint. */
+  wake(tenantIds: readonly number[]): Promise<number> | null {
+    const known = this.withEndpoints;
+    if (!this.lookAgain && known && !tenantIds.some((t) => known.has(t))) return null;
+    return this.run();
+  }
+
+  private run(): Promise<number> {
     if (this.pass) {
       this.again = true;
       return this.pass;
@@ -369,6 +392,13 @@ export class Dispatcher {
       let total = 0;
       do {
         this.again = false;
+        if (this.lookAgain) {
+          this.lookAgain = false;
+          const { rows } = await sql<{ tenant_id: number }>`SELECT DISTINCT tenant_id FROM webhook_subscriptions WHERE enabled`.execute(
+            this.db,
+          );
+          this.withEndpoints = new Set(rows.map((r) => Number(r.tenant_id)));
+        }
         total += await this.dispatchOnce();
       } while (this.again);
       return total;

@@ -27,17 +27,18 @@ export function startEventJobs(
 ): () => Promise<void> {
   let stopped = false;
   let purging: Promise<unknown> | null = null;
-  const dispatch = () => {
+  const dispatch = (tenantIds?: readonly number[]) => {
     if (stopped) return;
-    deps.events.dispatcher
-      .kick()
-      .then(() => {
+    const { dispatcher } = deps.events;
+    // a wake-up passes only for tenants with endpoints; the tick always does (retries come due)
+    (tenantIds ? dispatcher.wake(tenantIds) : dispatcher.kick())
+      ?.then(() => {
         deps.state.lastDispatchAt = deps.clock.now();
       })
       .catch((err) => log.warn({ err }, 'webhook dispatch failed; retrying in a second'));
   };
-  const unsubscribe = deps.events.hub.subscribe(dispatch);
-  const tick = setInterval(dispatch, TICK_MS);
+  const unsubscribe = deps.events.hub.subscribe((tenantIds) => dispatch(tenantIds));
+  const tick = setInterval(() => dispatch(), TICK_MS);
   tick.unref();
   const purge = () => {
     if (stopped || purging) return;

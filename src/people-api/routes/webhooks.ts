@@ -106,7 +106,7 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     body: Type.Object(Input, { additionalProperties: false }),
     response: { 201: Type.Intersect([WebhookBody, Type.Object({ secret: Type.String() })]), 400: ErrorBody },
     async handler({ services, caller, body }) {
-      return services.units.transaction(async (tx) => {
+      const created = await services.units.transaction(async (tx) => {
         const { subscription, secret } = await createSubscription(tx.db, caller.tenantId, body);
         await audit(tx, caller, {
           action: 'webhook.create',
@@ -116,6 +116,9 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
         });
         return answer(201, { ...webhookBody(subscription), secret });
       });
+      // this process's dispatcher learns of the endpoint now (others at their next tick)
+      void services.events.dispatcher.kick().catch(() => {});
+      return created;
     },
   },
   {
@@ -142,11 +145,13 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     body: Type.Object({ ...Input, url: Type.Optional(Input.url) }, { additionalProperties: false }),
     response: { 200: WebhookBody, 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return services.units.transaction(async (tx) => {
+      const updated = await services.units.transaction(async (tx) => {
         const s = await updateSubscription(tx.db, caller.tenantId, params.id, body);
         await audit(tx, caller, { action: 'webhook.update', targetType: 'webhook', targetId: s.id, details: body });
         return webhookBody(s);
       });
+      void services.events.dispatcher.kick().catch(() => {});
+      return updated;
     },
   },
   {
