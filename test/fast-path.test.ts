@@ -217,12 +217,17 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
     taken: number;
     handed: number;
     kpis: number;
+    history: number;
+    events: number;
     retry_count: number;
   }>`
     SELECT t.id, t.queue, t.locked_until IS NOT NULL AS locked, t.retry_count,
       (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id AND h.action = 'Taken') AS taken,
       (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id AND h.action IN ('Solved', 'Manual', 'Error', 'Retry')) AS handed,
-      (SELECT count(*)::int FROM kpi_events k WHERE k.tenant_id = t.tenant_id AND k.task_id = t.id) AS kpis
+      (SELECT count(*)::int FROM kpi_events k WHERE k.tenant_id = t.tenant_id AND k.task_id = t.id) AS kpis,
+      (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id) AS history,
+      (SELECT count(*)::int FROM task_history h JOIN outbox_events o ON o.tenant_id = h.tenant_id AND o.history_id = h.id
+        WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id) AS events
     FROM tasks t WHERE t.tenant_id = ${tenant.tenantId} AND t.id = ANY(${ids}::bigint[])`.execute(t.store.db);
   assert.equal(rows.length, TASKS);
   for (const r of rows) {
@@ -231,6 +236,7 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
     assert.equal(r.taken, r.retry_count + 1, `task ${r.id}: taken ${r.taken} times, retried ${r.retry_count}`);
     assert.equal(r.handed, r.taken, `task ${r.id}: one hand-back per take`);
     assert.equal(r.kpis, r.handed, `task ${r.id}: one KPI event per hand-back`);
+    assert.equal(r.events, r.history, `task ${r.id}: one event per history row, written with its change`);
     assert.equal(taken.filter((x) => x === r.id).length, r.taken);
   }
   // the runs counted every hand-back

@@ -7,8 +7,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+// PGlite is loaded only for the embedded store: a server on PostgreSQL never holds its module
+import type { PGlite } from '@electric-sql/pglite';
 import type { Database } from './types.js';
 import { lockDataDir, DataDirInUseError, type DataDirLock } from './lock.js';
 import { redact } from '../config.js';
@@ -214,6 +214,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     return wrap('postgres', pool, redact(opts.databaseUrl), async () => {});
   }
 
+  const [{ PGlite }, { createPgConfig }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/node-postgres'),
+  ]);
   let lock: DataDirLock | null = null;
   let lite = opts.pglite;
   if (!lite) {

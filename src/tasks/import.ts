@@ -12,7 +12,6 @@
  */
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import ExcelJS from 'exceljs';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import type { Tx } from '../db/tx.js';
@@ -126,6 +125,8 @@ export function cellValue(v: unknown): unknown {
 }
 
 async function* xlsxRecords(stream: Readable): AsyncGenerator<unknown[]> {
+  // loaded on the first XLSX import, not at start (it is the largest module of the server)
+  const { default: ExcelJS } = await import('exceljs');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
     worksheets: 'emit',
     sharedStrings: 'cache',

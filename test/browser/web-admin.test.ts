@@ -414,6 +414,12 @@ test(
     assert.deepEqual(hooks[0].eventTypes, ['process.*']);
     await w.page.getByRole('link', { name: `Deliveries to ${receiver.url}` }).click();
     await w.page.getByTestId('deliveries-table').waitFor();
+    // the redelivered event lists both of its attempts
+    const attempts = w.page.getByTestId('attempt-log');
+    await attempts.getByText('All 2 attempts').click();
+    await attempts.getByRole('listitem').nth(1).waitFor();
+    assert.equal(await attempts.getByRole('listitem').count(), 2);
+    for (const item of await attempts.getByRole('listitem').allTextContents()) assert.match(item, /: HTTP 200 in \d+ ms$/);
 
     await w.page.setViewportSize({ width: 390, height: 844 });
     await shot(w.page, 'admin-deliveries');

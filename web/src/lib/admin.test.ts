@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/http';
 import { adminSections, parseAuditSearch } from './admin-nav';
 import {
+  attemptWords,
   auditChanges,
   deliveryWords,
   eventTypeProblem,
@@ -139,5 +140,13 @@ describe('words', () => {
     expect(deliveryWords({ status: 'pending', attempts: 0, lastStatusCode: null, lastError: null, durationMs: null })).toBe(
       'Waiting for its first attempt',
     );
+  });
+});
+
+describe('delivery attempts in words', () => {
+  it('names the answer, or that there was none, with the time taken and the error', () => {
+    expect(attemptWords({ statusCode: 200, durationMs: 7, error: null })).toBe('HTTP 200 in 7 ms');
+    expect(attemptWords({ statusCode: 503, durationMs: 12, error: 'server error' })).toBe('HTTP 503 in 12 ms: server error');
+    expect(attemptWords({ statusCode: null, durationMs: 10000, error: 'timed out' })).toBe('No answer after 10000 ms: timed out');
   });
 });

@@ -218,3 +218,9 @@ export function deliveryWords(d: {
   if (d.status === 'failed') return `Failed after ${attempts}${code}${why}`;
   return d.attempts === 0 ? 'Waiting for its first attempt' : `Retrying after ${attempts}${code}${why}`;
 }
+
+/** One delivery attempt in words: "HTTP 200 in 7 ms", "No answer after 10000 ms: timed out". */
+export function attemptWords(a: { statusCode: number | null; durationMs: number; error: string | null }): string {
+  const head = a.statusCode !== null ? `HTTP ${a.statusCode} in ${a.durationMs} ms` : `No answer after ${a.durationMs} ms`;
+  return a.error ? `${head}: ${a.error}` : head;
+}

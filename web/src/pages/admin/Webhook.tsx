@@ -7,7 +7,7 @@ import { api, errorMessage } from '../../api/http';
 import { useSession } from '../../api/session';
 import { useDeliveries, useWebhook, type Delivery } from '../../api/admin';
 import { adminWebhookRoute } from '../../router';
-import { deliveryWords } from '../../lib/admin';
+import { attemptWords, deliveryWords } from '../../lib/admin';
 import { can } from '../../lib/roles';
 import { formatDateTime, formatRelative } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
@@ -119,6 +119,24 @@ function WebhookScreen() {
                     <Table.Td>
                       <Badge color={STATUS_COLOR[d.status]}>{STATUS_LABEL[d.status]}</Badge>
                       <Text size="xs">{deliveryWords(d)}</Text>
+                      {d.attemptLog.length > 1 && (
+                        <details data-testid="attempt-log">
+                          <summary>
+                            <Text span size="xs">
+                              All {d.attemptLog.length} attempts
+                            </Text>
+                          </summary>
+                          <Stack component="ol" gap={2} my={4} pl="md">
+                            {d.attemptLog.map((a, i) => (
+                              <li key={i}>
+                                <Text size="xs">
+                                  {formatDateTime(a.at, tz)}: {attemptWords(a)}
+                                </Text>
+                              </li>
+                            ))}
+                          </Stack>
+                        </details>
+                      )}
                     </Table.Td>
                     <Table.Td>
                       <Text size="sm">{d.lastAttemptAt ? formatRelative(d.lastAttemptAt) : '—'}</Text>
