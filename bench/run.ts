@@ -11,6 +11,7 @@
  *                           change: git archive <commit> | tar -x -C DIR; ln -s $PWD/node_modules DIR/)
  *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds
  *     [--only a,b]          only these systems (names as printed)
+ *     [--no-wire]           skip the wire accounting (round trips and transactions per life cycle)
  *     [--events-cost]       the cost of writing events: this checkout's server against a copy of it whose
  *                           funnel writes no task events (queuemate-pg-noevents, queuemate-lite-noevents),
  *                           in the same rounds; life cycles only
@@ -26,6 +27,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { openStore, type Store } from '../src/db/store.js';
+import { CountingProxy } from './pg-proxy.js';
 import { migrate } from '../src/db/migrator.js';
 import { createTenant } from '../src/tenants/service.js';
 import { createMate } from '../src/accounts/service.js';
@@ -80,8 +82,16 @@ async function freshDatabase(): Promise<string> {
   const u = new URL(BASE_URL!);
   u.pathname = `/${name}`;
   databases.push(u.toString());
+  if (wireProxy) {
+    // the wire accounting: the system reaches its database through the counting proxy
+    u.hostname = '127.0.0.1';
+    u.port = String(wireProxy.port);
+  }
   return u.toString();
 }
+
+/** The counting proxy the wire accounting puts between the systems and PostgreSQL (null: direct). */
+let wireProxy: { proxy: CountingProxy; port: number } | null = null;
 
 async function dropDatabases() {
   const c = new pg.Client({ connectionString: BASE_URL });
@@ -186,15 +196,7 @@ function startQueuemate(store: { databaseUrl?: string; dataDir?: string }, root 
   else env.QUEUEMATE_DATA_DIR = store.dataDir;
   compile(root);
   return startChild(
-    [
-      'dist/src/main.js',
-      'start',
-      '--port',
-      '0',
-      '--log-level',
-      'warn',
-      ...(store.dataDir ? ['--data-dir', store.dataDir] : []),
-    ],
+    ['dist/src/main.js', 'start', '--port', '0', '--log-level', 'warn', ...(store.dataDir ? ['--data-dir', store.dataDir] : [])],
     env,
     root,
   );
@@ -722,6 +724,7 @@ const results: {
   deepQueue: { shallow: number; deep: number; rateShallow: number[]; rateDeep: number[]; p50Shallow: number[]; p50Deep: number[] };
   ageing: { batch: number; rates: number[] }[];
   peakRssMb: Record<string, number[]>;
+  wire: { system: string; M: number; roundTrips: number; transactions: number }[];
 } = {
   startedAt: new Date().toISOString(),
   quick: QUICK,
@@ -733,6 +736,7 @@ const results: {
   deepQueue: { shallow: SHALLOW, deep: DEEP, rateShallow: [], rateDeep: [], p50Shallow: [], p50Deep: [] },
   ageing: [],
   peakRssMb: {},
+  wire: [],
 };
 
 const log = (s: string) => process.stderr.write(s + '\n');
@@ -833,8 +837,8 @@ async function ageing() {
   }
 }
 
-async function oneRound(round_: number) {
-  const all: System[] = [
+function allSystems(): System[] {
+  return [
     ...queuemateSystems('pg'),
     ...queuemateSystems('lite'),
     // what flushing the write-ahead log before each answer costs (QUEUEMATE_EMBEDDED_FSYNC)
@@ -849,7 +853,10 @@ async function oneRound(round_: number) {
     graphileSystem(),
     pgBossSystem(),
   ];
-  const systems = all.filter((s) => (ONLY ? ONLY.includes(s.name) : !EVENTS_COST || /^queuemate-/.test(s.name)));
+}
+
+async function oneRound(round_: number) {
+  const systems = allSystems().filter((s) => (ONLY ? ONLY.includes(s.name) : !EVENTS_COST || /^queuemate-/.test(s.name)));
   // set up one at a time (migrations in parallel would measure nothing and slow everything)
   for (const s of systems) {
     log(`  set up ${s.name}`);
@@ -897,6 +904,51 @@ async function oneRound(round_: number) {
   } finally {
     for (const s of systems) await s.tearDown().catch((e) => log(`  tear down ${s.name}: ${e}`));
     await dropDatabases();
+  }
+}
+
+/**
+ * The wire accounting, untimed, after the rounds: each PostgreSQL system again on a fresh database
+ * reached through a counting proxy (bench/pg-proxy.ts), a few hundred life cycles at M = 1 and 16;
+ * round trips and transactions per life cycle, as PostgreSQL saw them. Kept out of the timed
+ * rounds: the proxy's hop would slow the systems measured there.
+ */
+async function wireAccounting() {
+  const target = new URL(BASE_URL!);
+  const proxy = new CountingProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  wireProxy = { proxy, port: await proxy.start() };
+  try {
+    const pgSystems = allSystems().filter(
+      (s) => s.store === 'pg' && !/-(base|noevents)/.test(s.name) && (ONLY ? ONLY.includes(s.name) : true),
+    );
+    try {
+      // set up together: the separate and combined calls share one server
+      for (const s of pgSystems) await s.setUp();
+      for (const s of pgSystems) {
+        for (const M of [1, 16]) {
+          const n = M === 1 ? 200 : 400;
+          await s.seed(n);
+          proxy.reset();
+          try {
+            await s.run(M, n);
+          } catch (err) {
+            if (!(err instanceof Unsupported)) throw err;
+            continue;
+          }
+          const per = (x: number) => round(x / n, 2);
+          results.wire.push({ system: s.name, M, roundTrips: per(proxy.counts.roundTrips), transactions: per(proxy.counts.transactions) });
+          log(
+            `  wire ${s.name} M=${M}: ${per(proxy.counts.roundTrips)} round trips, ${per(proxy.counts.transactions)} transactions per life cycle`,
+          );
+        }
+      }
+    } finally {
+      for (const s of pgSystems) await s.tearDown().catch((e) => log(`  tear down ${s.name}: ${e}`));
+    }
+  } finally {
+    wireProxy = null;
+    await dropDatabases();
+    await proxy.close();
   }
 }
 
@@ -1009,6 +1061,18 @@ function printTables() {
     lines.push('\nPeak RSS of the server (MB, per round)');
     for (const [k, xs] of Object.entries(results.peakRssMb)) lines.push(`- ${k}: ${xs.join(', ')}`);
   }
+  if (results.wire.length) {
+    lines.push('\nPostgreSQL round trips / transactions per life cycle (counted through a proxy, untimed)\n');
+    lines.push('| system | M = 1 | M = 16 |');
+    lines.push('| --- | --- | --- |');
+    for (const n of [...new Set(results.wire.map((w) => w.system))]) {
+      const cell = (M: number) => {
+        const w = results.wire.find((x) => x.system === n && x.M === M);
+        return w ? `${w.roundTrips} / ${w.transactions}` : '–';
+      };
+      lines.push(`| ${n} | ${cell(1)} | ${cell(16)} |`);
+    }
+  }
   lines.push('\nRatios within a round, min / median / max\n');
   lines.push(`| ratio | ${MS.map((m) => `M = ${m}`).join(' | ')} |`);
   lines.push(`| --- | ${MS.map(() => '---').join(' | ')} |`);
@@ -1054,6 +1118,10 @@ try {
   for (let r = 1; r <= ROUNDS; r++) {
     log(`round ${r} of ${ROUNDS}`);
     await oneRound(r);
+  }
+  if (!flag('no-wire') && !EVENTS_COST) {
+    log('wire accounting (PostgreSQL round trips and transactions per life cycle)');
+    await wireAccounting();
   }
   if (!flag('no-ageing') && !EVENTS_COST && (!ONLY || ONLY.includes('queuemate-lite'))) {
     log('embedded store ageing');

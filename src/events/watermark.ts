@@ -72,6 +72,14 @@ export async function visibleSince(
   return { batch, upto };
 }
 
+/**
+ * The least time between the starts of two looks, in ms: under load, events reach readers at most
+ * this much later. A look is one short read, but one per 10 ms was 0.8 of the 2.8 PostgreSQL round
+ * trips of a life cycle at M = 1 (bench: wire accounting); back to back, a busy process woke its
+ * readers and the webhook dispatcher after every look (0.7 of the rate at M = 64).
+ */
+export const LOOK_GAP_MS = 50;
+
 export interface WatermarkOptions {
   /** also NOTIFY other server processes (PostgreSQL) */
   notify: boolean;
@@ -81,8 +89,7 @@ export interface WatermarkOptions {
   pollMs: number;
   /**
    * ms between the starts of two looks, so that the units of work ending meanwhile share one
-   * (default 10; 0: no gap). A look is one short read; looking back to back, a busy process woke
-   * its readers and the webhook dispatcher after every look (bench: 0.7 of the rate at M = 64).
+   * (default LOOK_GAP_MS; 0: no gap). A look after a quiet spell starts at once.
    */
   coalesceMs?: number;
   onVisible(batch: VisibleBatch): void;
@@ -122,7 +129,7 @@ export class EventWatermark {
   }
 
   private schedule(): void {
-    const gap = this.opts.coalesceMs ?? 10;
+    const gap = this.opts.coalesceMs ?? LOOK_GAP_MS;
     const wait = Math.min(gap, gap - (Date.now() - this.lastStart));
     if (wait <= 0) return this.start();
     this.pending = setTimeout(() => this.start(), wait);
