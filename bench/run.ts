@@ -212,6 +212,49 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** The PostgreSQL cluster's postmaster (the parent of any backend), found once; null when unreadable. */
+let postmaster: number | null | undefined;
+async function findPostmaster(): Promise<void> {
+  if (postmaster !== undefined) return;
+  const c = new pg.Client({ connectionString: BASE_URL });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const f = fs.readFileSync(`/proc/${rows[0].pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    postmaster = Number(f[1]);
+  } catch {
+    postmaster = null;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * CPU seconds the whole PostgreSQL cluster has used so far: the postmaster's children alive now
+ * (backends, background workers), plus those that ended (the postmaster's cutime and cstime).
+ * Every database of the cluster counts, so other work on it shows up here too.
+ */
+function pgCpuSeconds(): number {
+  if (!postmaster) return NaN;
+  let ticks = 0;
+  try {
+    const f = fs.readFileSync(`/proc/${postmaster}/stat`, 'utf8').split(') ')[1].split(' ');
+    ticks += Number(f[13]) + Number(f[14]);
+  } catch {
+    return NaN;
+  }
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const f = fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // gone meanwhile: its time is in the postmaster's cutime once reaped
+    }
+  }
+  return ticks / 100;
+}
+
 function peakRssMb(pid: number): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -285,6 +328,8 @@ interface Measured {
   seconds: number;
   latency: Record<string, { p50: number; p99: number }>;
   cpuMsPerCycle?: number;
+  /** the PostgreSQL cluster's CPU per life cycle (PostgreSQL systems) */
+  pgCpuMsPerCycle?: number;
 }
 
 function pct(xs: number[], p: number): number {
@@ -316,14 +361,23 @@ async function load(
   let started = 0;
   const more = () => started++ < limit;
   const cpu0 = pid ? cpuSeconds(pid) : NaN;
+  const pg0 = pgCpuSeconds();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: M }, () => worker(lat, more, () => done++)));
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = pid ? cpuSeconds(pid) : NaN;
+  const pg1 = pgCpuSeconds();
   if (expected !== null && done !== expected) throw new Error(`completed ${done} of ${expected}`);
   const latency: Measured['latency'] = {};
   for (const [k, xs] of Object.entries(lat)) latency[k] = { p50: round(pct(xs, 50), 2), p99: round(pct(xs, 99), 2) };
-  return { rate: done / seconds, done, seconds, latency, ...(pid ? { cpuMsPerCycle: round(((cpu1 - cpu0) * 1000) / done, 2) } : {}) };
+  return {
+    rate: done / seconds,
+    done,
+    seconds,
+    latency,
+    ...(pid ? { cpuMsPerCycle: round(((cpu1 - cpu0) * 1000) / done, 2) } : {}),
+    ...(Number.isFinite(pg1 - pg0) ? { pgCpuMsPerCycle: round(((pg1 - pg0) * 1000) / done, 2) } : {}),
+  };
 }
 
 const L = (lat: Latencies, k: string) => (lat[k] ??= []);
@@ -711,6 +765,7 @@ interface Row {
   rate: number;
   latency: Measured['latency'];
   cpuMsPerCycle?: number;
+  pgCpuMsPerCycle?: number;
 }
 
 const results: {
@@ -878,6 +933,7 @@ async function oneRound(round_: number) {
             rate: round(m.rate, 1),
             latency: m.latency,
             cpuMsPerCycle: m.cpuMsPerCycle,
+            ...(s.store === 'pg' ? { pgCpuMsPerCycle: m.pgCpuMsPerCycle } : {}),
           });
           log(`  round ${round_} M=${M} ${s.name}: ${m.rate.toFixed(1)} tasks/s`);
         } catch (err) {
@@ -1027,8 +1083,10 @@ function printTables() {
   const names = [...new Set(results.cycles.map((r) => r.system))];
   const lines: string[] = [];
   lines.push(`\nLife cycles per second, min / median / max of ${ROUNDS} round(s)${QUICK ? ' (quick)' : ''}\n`);
-  lines.push(`| system | ${MS.map((m) => `M = ${m}`).join(' | ')} | p50 ms per call at M = 16 | server CPU ms per cycle, M = 16 |`);
-  lines.push(`| --- | ${MS.map(() => '---').join(' | ')} | --- | --- |`);
+  lines.push(
+    `| system | ${MS.map((m) => `M = ${m}`).join(' | ')} | p50 ms per call at M = 16 | server CPU ms per cycle, M = 16 | PostgreSQL CPU ms per cycle, M = 1 / 16 |`,
+  );
+  lines.push(`| --- | ${MS.map(() => '---').join(' | ')} | --- | --- | --- |`);
   for (const n of names) {
     const cells = MS.map((M) => {
       const xs = results.cycles.filter((r) => r.system === n && r.M === M).map((r) => r.rate);
@@ -1041,7 +1099,14 @@ function printTables() {
           .join(', ')
       : '';
     const cpu = at16.filter((r) => r.cpuMsPerCycle !== undefined).map((r) => r.cpuMsPerCycle!);
-    lines.push(`| ${n} | ${cells.join(' | ')} | ${lat} | ${cpu.length ? fmt(mmm(cpu, 2)) : ''} |`);
+    const pgCpu = (M: number) => {
+      const xs = results.cycles
+        .filter((r) => r.system === n && r.M === M && r.pgCpuMsPerCycle !== undefined)
+        .map((r) => r.pgCpuMsPerCycle!);
+      return xs.length ? `${mmm(xs, 2).median}` : '';
+    };
+    const pgCell = pgCpu(1) || pgCpu(16) ? `${pgCpu(1) || '–'} / ${pgCpu(16) || '–'}` : '';
+    lines.push(`| ${n} | ${cells.join(' | ')} | ${lat} | ${cpu.length ? fmt(mmm(cpu, 2)) : ''} | ${pgCell} |`);
   }
   if (Object.keys(results.bulk).length) {
     lines.push(`\nBulk: ${BULK} tasks per call, tasks/s (min / median / max of ${BULK_REPS * ROUNDS})\n`);
@@ -1115,6 +1180,7 @@ try {
   } catch {
     results.commit = 'unknown';
   }
+  await findPostmaster();
   for (let r = 1; r <= ROUNDS; r++) {
     log(`round ${r} of ${ROUNDS}`);
     await oneRound(r);
