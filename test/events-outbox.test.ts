@@ -237,3 +237,116 @@ test(`${STORE_KIND}: retention purges old finished deliveries and old events no 
   // nothing younger than the retention is touched
   assert.deepEqual(await purgeOldEvents(db, now, 24 * 365), { events: 0, deliveries: 0, attempts: 0 });
 });
+
+test(`${STORE_KIND}: a batch writes ONE outbox row for its task events; readers see each event with its own id, type and payload`, async () => {
+  const clock = new ManualClock('2026-03-04T10:00:00.000Z');
+  const t = await testApp({ clock });
+  apps.push(t);
+  const tenant = await seedTenant(t.store, 'ev-batch', { processes: [{ processKey: 'Work' }] });
+  const proc = (await loadProcessByKey(t.store.db, tenant.tenantId, 'Work'))!;
+  const db = t.store.db;
+  const mate = await Mate.signIn(t.app, tenant);
+  const taskRows = async () =>
+    (
+      await sql<{ id: number; type: string; history_ids: number[] | null }>`SELECT id, type, history_ids FROM outbox_events
+        WHERE tenant_id = ${tenant.tenantId} AND history_ids IS NOT NULL ORDER BY xid, id`.execute(db)
+    ).rows;
+  const { visibleSince } = await import('../src/events/watermark.js');
+  const { upto: start } = await visibleSince(db, null);
+
+  const created = await mate.post(
+    '/api/CreateTasks/Work',
+    Array.from({ length: 50 }, (_, i) => ({ i })),
+  );
+  assert.equal(created.body.succeeded, true, JSON.stringify(created.body));
+  const taskIds: number[] = created.body.taskIds;
+  assert.equal(taskIds.length, 50);
+  const rows = await taskRows();
+  assert.equal(rows.length, 1, 'one outbox row for the 50 task events');
+  assert.equal(rows[0].type, 'task');
+  const hids = rows[0].history_ids!.map(Number);
+  assert.equal(hids.length, 50);
+  assert.deepEqual(
+    hids,
+    [...hids].sort((a, b) => a - b),
+    'history rows in ascending order',
+  );
+
+  const evs = await events(t, tenant.tenantId);
+  assert.equal(evs.length, 50);
+  assert.equal(new Set(evs.map((e) => e.id)).size, 50, 'distinct ids');
+  for (let i = 1; i < evs.length; i++) assert.ok(evs[i].id > evs[i - 1].id, 'ids increase');
+  assert.deepEqual(
+    evs.map((e) => e.payload.taskId),
+    taskIds,
+    'one event per task, in the order of the changes',
+  );
+  for (const e of evs) {
+    assert.equal(e.type, 'task.created');
+    assert.deepEqual(
+      { ...e.payload, taskId: undefined, requestId: undefined },
+      {
+        type: 'task.created',
+        at: '2026-03-04T10:00:00.000Z',
+        processId: proc.id,
+        taskId: undefined,
+        action: 'Created',
+        queue: 'Ready',
+        error: false,
+        fromQueue: null,
+        fromError: false,
+        reason: null,
+        retryCount: 0,
+        actor: { type: 'mate', id: tenant.mateId, name: tenant.mateUsername },
+        requestId: undefined,
+      },
+    );
+    assert.equal(e.createdAt.toISOString(), '2026-03-04T10:00:00.000Z');
+  }
+  // resuming from an event inside the row gives the rest of the row, nothing twice
+  assert.deepEqual(
+    (await readEvents(db, tenant.tenantId, evs[19].id, 100)).map((e) => e.id),
+    evs.slice(20).map((e) => e.id),
+  );
+  assert.deepEqual(
+    (await readEvents(db, tenant.tenantId, evs[19].id, 5)).map((e) => e.id),
+    evs.slice(20, 25).map((e) => e.id),
+  );
+  // the watermark counts events, each by its type
+  const seen = await visibleSince(db, start);
+  assert.equal(seen.batch.types.get('task.created'), 50);
+  assert.equal(seen.batch.tenants.get(tenant.tenantId), 50);
+
+  // a take of several: one row for its task events; the run's trigger event follows them
+  clock.advance(1);
+  const taken = await mate.get('/api/TakeMany/Work?count=7');
+  assert.equal(taken.status, 200, JSON.stringify(taken.body));
+  assert.equal(taken.body.length, 7);
+  const after = await taskRows();
+  assert.equal(after.length, 2);
+  assert.equal(after[1].history_ids!.length, 7);
+  const more = await events(t, tenant.tenantId, evs[evs.length - 1].id);
+  assert.deepEqual(
+    more.map((e) => e.type),
+    [...Array(7).fill('task.taken'), 'run.started'],
+  );
+  for (let i = 1; i < more.length; i++) assert.ok(more[i].id > more[i - 1].id, 'ids increase');
+  assert.ok(more[0].id > evs[evs.length - 1].id);
+  assert.deepEqual(
+    more.slice(0, 7).map((e) => e.payload.taskId),
+    taken.body.map((x: { taskId: number }) => x.taskId),
+  );
+  assert.equal(more[0].payload.fromQueue, 'Ready');
+  assert.equal(more[0].payload.at, '2026-03-04T10:00:01.000Z');
+
+  // retention deletes rows whole and counts their events
+  const { purgeOldEvents } = await import('../src/maintenance/outbox-retention.js');
+  let total = 0;
+  for (const { id } of (await sql<{ id: number }>`SELECT id FROM tenants`.execute(db)).rows)
+    total += (await readEvents(db, Number(id), 0, 1000)).length;
+  const { rows: counted } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox_events`.execute(db);
+  assert.ok(total >= 58 && counted[0].n < total);
+  const purged = await purgeOldEvents(db, new Date('2030-01-01T00:00:00Z'), 48);
+  assert.equal(purged.events, total, 'the events purged, not the rows');
+  assert.deepEqual(await readEvents(db, tenant.tenantId, 0, 1000), []);
+});

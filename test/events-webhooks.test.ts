@@ -255,6 +255,57 @@ test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try
   assert.equal(await stored(), 0);
 });
 
+test(`${STORE_KIND}: the task events of one batch (one outbox row) are delivered one by one, each with its own id, type and payload`, async () => {
+  const clock = new ManualClock(new Date());
+  const { t, tenant, receiver, api, mate, deliver } = await setup('wh-batch', { clock });
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  const hookId = (await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'] })).json().id;
+  const created = await mate.post(
+    '/api/CreateTasks/Work',
+    Array.from({ length: 5 }, (_, i) => ({ i })),
+  );
+  const taskIds: number[] = created.body.taskIds;
+  const { rows } = await sql<{ n: number }>`SELECT cardinality(history_ids) AS n FROM outbox_events
+    WHERE tenant_id = ${tenant.tenantId} AND history_ids IS NOT NULL`.execute(t.store.db);
+  assert.deepEqual(
+    rows.map((r) => Number(r.n)),
+    [5],
+    'one row of 5 task events',
+  );
+  // the third event fails once: its retry (read back from the delivery) is the same event
+  receiver.plan = [200, 200, 500];
+  await deliver();
+  assert.equal(receiver.received.length, 3);
+  clock.advance(3600);
+  await deliver();
+  assert.deepEqual(
+    receiver.received.map((r) => r.json.data.taskId),
+    [taskIds[0], taskIds[1], taskIds[2], taskIds[2], taskIds[3], taskIds[4]],
+  );
+  assert.equal(receiver.received[3].body, receiver.received[2].body, 'the retry sends the same event');
+  const ids = [0, 1, 2, 4, 5].map((i) => receiver.received[i].json.data.id);
+  assert.deepEqual(
+    ids,
+    [...new Set(ids)].sort((a, b) => a - b),
+    'distinct, increasing ids',
+  );
+  assert.deepEqual(
+    ids,
+    (await readEvents(t.store.db, tenant.tenantId, 0, 100)).filter((e) => e.type === 'task.created').map((e) => e.id),
+    'the ids the stream shows',
+  );
+  for (const r of receiver.received) {
+    assert.equal(r.json.type, 'task.created');
+    assert.equal(r.json.data.action, 'Created');
+    assert.equal(r.headers['webhook-id'], `evt_${r.json.data.id}`);
+  }
+  const log = (await api('GET', `/v1/webhooks/${hookId}/deliveries`)).json().items;
+  assert.deepEqual(
+    log.map((d: any) => [d.eventId, d.eventType, d.status]).reverse(),
+    ids.map((id) => [id, 'task.created', 'delivered']),
+  );
+});
+
 test(`${STORE_KIND}: an endpoint that never answers fails at the end of the 24 h window, is disabled, admins are told; redelivery works`, async () => {
   const clock = new ManualClock(new Date());
   const { t, tenant, receiver, api, mate, deliver } = await setup('wh-fail', { clock, timeoutSeconds: 1 });

@@ -226,7 +226,7 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
       (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id AND h.action IN ('Solved', 'Manual', 'Error', 'Retry')) AS handed,
       (SELECT count(*)::int FROM kpi_events k WHERE k.tenant_id = t.tenant_id AND k.task_id = t.id) AS kpis,
       (SELECT count(*)::int FROM task_history h WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id) AS history,
-      (SELECT count(*)::int FROM task_history h JOIN outbox_events o ON o.tenant_id = h.tenant_id AND o.history_id = h.id
+      (SELECT count(*)::int FROM task_history h JOIN outbox_events o ON o.tenant_id = h.tenant_id AND h.id = ANY(o.history_ids)
         WHERE h.tenant_id = t.tenant_id AND h.task_id = t.id) AS events
     FROM tasks t WHERE t.tenant_id = ${tenant.tenantId} AND t.id = ANY(${ids}::bigint[])`.execute(t.store.db);
   assert.equal(rows.length, TASKS);

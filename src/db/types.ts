@@ -336,8 +336,11 @@ export interface OutboxEventsTable {
   created_at: Timestamp;
   /** the writing transaction (xid8, read as text); readers order and number events by it (src/events/store.ts) */
   xid: ColumnType<string, string | undefined, string>;
-  /** a task event's history row, its payload's source (src/events/store.ts); null for other events */
-  history_id: number | null;
+  /**
+   * a row of task events (type 'task'): the history rows of one statement's task events of the
+   * tenant, ascending, one event each (src/events/store.ts expands them); null for other events
+   */
+  history_ids: number[] | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -348,6 +351,8 @@ export interface WebhookDeliveriesTable {
   event_id: number;
   /** the event's row (outbox_events.id) */
   event_row_id: number | null;
+  /** which event of a row of task events (its history row); null for other events */
+  event_history_id: number | null;
   status: WebhookDeliveryStatus;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Timestamp | null;

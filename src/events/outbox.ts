@@ -12,24 +12,31 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
- * One event per history row in `history` (the funnel's history write, src/history/store.ts, which
- * returns tenant_id, id, action, at for each change of `source`), typed `task.` + the history
- * action in lower case with spaces as underscores ('Lock expired' → task.lock_expired), and a `process.stopped_by_errors`
- * / `process.resumed_from_errors` event when the batch moves a process with Stop on Errors across
- * its error limit (the count before the statement is the statement's snapshot; docs/events.md says
- * why this event is best-effort under concurrent writers). The Failure clears of the same statement
- * write their events through the processes trigger.
+ * The task events of the history rows in `history` (the funnel's history write,
+ * src/history/store.ts, which returns tenant_id, id, action, at for each change of `source`): ONE
+ * outbox row per tenant for all of them, typed 'task', listing the history rows in ascending order
+ * (history_ids), its time the latest change's. Readers expand it into one event per history row,
+ * typed `task.` + the history action in lower case with spaces as underscores ('Lock expired' →
+ * task.lock_expired), with that row's time (store.ts). Also a `process.stopped_by_errors` /
+ * `process.resumed_from_errors` event, a row of its own, when the batch moves a process with Stop
+ * on Errors across its error limit (the count before the statement is the statement's snapshot;
+ * docs/events.md says why this event is best-effort under concurrent writers). The Failure clears
+ * of the same statement write their events through the processes trigger.
  */
 export function eventsFromChanges(source: string, history: string): RawBuilder<unknown> {
   const s = sql.raw(source);
-  // a task event stores no payload of its own ('{}', a constant): it points at the history row of
-  // its change, which records every fact of the payload, and readers build the payload from that
-  // row (store.ts). Building and storing a 12-key jsonb per event was about half of the event
-  // write's cost: for 64 hand-backs it added 33 % to the funnel statement, without it 18 % (PostgreSQL,
-  // bench/events-cost.ts; bench/README.md)
-  return sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at, history_id)
-    SELECT h.tenant_id, 'task.' || replace(lower(h.action), ' ', '_'), '{}'::jsonb, h.at, h.id
+  // a task event stores no payload of its own ('{}', a constant): it is the history row of its
+  // change, which records every fact of the payload, and readers build the payload from that row
+  // (store.ts). Building and storing a 12-key jsonb per event was about half of the event write's
+  // cost: for 64 hand-backs it added 33 % to the funnel statement, without it 18 % (PostgreSQL,
+  // bench/events-cost.ts; bench/README.md). The take and hand-back statements are batched (one
+  // statement serves many tasks), so one row for all of a statement's task events also saves, per
+  // event, the rest of a row (heap tuple, primary-key entry, identity value, block-range entry):
+  // with a row per event the write added 12–14 % to that statement, with one row 6–7 %.
+  return sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at, history_ids)
+    SELECT h.tenant_id, 'task', '{}'::jsonb, max(h.at), array_agg(h.id ORDER BY h.id)
     FROM ${sql.raw(history)} h
+    GROUP BY h.tenant_id
     UNION ALL
     SELECT x.tenant_id, x.type, jsonb_build_object('processId', x.process_id, 'unresolvedErrors', x.after, 'errorLimit', x.error_limit), x.at, NULL
     FROM (

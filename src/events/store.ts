@@ -8,6 +8,10 @@
  * an xid at or above it. So readers order events by (xid, id) and never see one appear behind their
  * cursor. An event's id encodes that position: xid · 2^20 + its rank among the tenant's events of
  * that xid (1-based); a cursor decodes back to (xid, rank).
+ *
+ * A statement's task events are one row (per tenant) listing their history rows (outbox.ts);
+ * readers expand it into its events, in that order, after the rows before it: ranks count events,
+ * not rows.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/types.js';
@@ -32,33 +36,62 @@ export function eventXid(id: RawBuilder<unknown>): RawBuilder<unknown> {
 export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
 
 /**
+ * The events of outbox rows (a row alias `o`), one relation row per event: a row of task events
+ * (history_ids, written one per statement and tenant: outbox.ts) holds one event per history row,
+ * in the order of history_ids (`pos`); any other row is one event (`pos` 1, history_id null).
+ */
+export function expandedEvents(o: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`unnest(COALESCE(${o}.history_ids, '{NULL}'::bigint[])) WITH ORDINALITY AS u(history_id, pos)`;
+}
+
+/** The number of events of the outbox row `o` (see expandedEvents). */
+export function eventCount(o: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`COALESCE(cardinality(${o}.history_ids), 1)`;
+}
+
+/**
+ * An event's type: a task event's is `task.` + its history action in lower case with spaces as
+ * underscores ('Lock expired' → task.lock_expired), read from its history row `h` (joined, null for
+ * other events); any other event's is its row's (`o`).
+ */
+export function eventType(o: RawBuilder<unknown>, h: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`COALESCE('task.' || replace(lower(${h}.action), ' ', '_'), ${o}.type)`;
+}
+
+/**
  * The tenant's visible events after the event id `after`, as a relation with the columns
- * seq (the event id), row_id, xid, type, payload, created_at; read it ORDER BY xid, row_id (the
- * index's order, which is id order; a LIMIT then stops the scan early).
+ * seq (the event id), row_id, pos, history_id, xid, type, payload, created_at; read it
+ * ORDER BY xid, row_id, pos (the index's order, then the row's events, which is id order; a LIMIT
+ * then stops the scan early).
+ *
+ * An event's rank in its transaction is the events of the tenant's earlier rows of that
+ * transaction plus its place in its row.
  */
 export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBuilder<unknown> | number): RawBuilder<unknown> {
   const cx = sql`(((${after})::bigint >> ${sql.lit(RANK_BITS)})::text::xid8)`;
   const cr = sql`((${after})::bigint & ${sql.lit(2 ** RANK_BITS - 1)})`;
-  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.rn AS seq, r.id AS row_id, r.xid, r.type, ${storedPayload(sql`r`)} AS payload,
-      r.created_at
-    FROM (SELECT o.id, o.xid, o.type, o.payload, o.history_id, o.tenant_id, o.created_at, row_number() OVER (PARTITION BY o.xid ORDER BY o.id) AS rn
+  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.before + u.pos AS seq, r.id AS row_id, u.pos, u.history_id, r.xid,
+      ${eventType(sql`r`, sql`h`)} AS type, ${storedPayload(sql`r`, sql`h`)} AS payload, COALESCE(h.at, r.created_at) AS created_at
+    FROM (SELECT o.id, o.xid, o.type, o.payload, o.history_ids, o.tenant_id, o.created_at, ${eventCount(sql`o`)} AS n,
+            sum(${eventCount(sql`o`)}) OVER (PARTITION BY o.xid ORDER BY o.id ROWS UNBOUNDED PRECEDING) - ${eventCount(sql`o`)} AS before
           FROM outbox_events o
           WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon()) r
-    WHERE r.xid > ${cx} OR r.rn > ${cr})`;
+    CROSS JOIN LATERAL ${expandedEvents(sql`r`)}
+    LEFT JOIN task_history h ON h.tenant_id = r.tenant_id AND h.id = u.history_id
+    WHERE (r.xid > ${cx} OR r.before + r.n > ${cr}) AND (r.xid > ${cx} OR r.before + u.pos > ${cr}))`;
 }
 
 /**
- * The stored payload of the outbox row `o` (a row alias with payload, history_id, tenant_id): a
- * task event's is built from its history row (migration 0010; the keys of docs/events.md §2),
- * every other event's is the row's own. History rows are kept longer than events (docs/events.md
- * §8), so an event's history row exists as long as the event does.
+ * The stored payload of an event: a task event's is built from its history row `h` (joined on the
+ * event's history id; the keys of docs/events.md §2), every other event's is its outbox row's own
+ * (`o`, a row alias with payload). History rows are kept longer than events (docs/events.md §8), so
+ * an event's history row exists as long as the event does.
  */
-export function storedPayload(o: RawBuilder<unknown>): RawBuilder<Record<string, unknown>> {
-  return sql<Record<string, unknown>>`CASE WHEN ${o}.history_id IS NULL THEN ${o}.payload ELSE COALESCE((
-    SELECT jsonb_build_object('processId', h.process_id, 'taskId', h.task_id, 'action', h.action, 'queue', h.to_queue, 'error', h.error,
-      'fromQueue', h.from_queue, 'fromError', h.from_error, 'reason', h.reason, 'retryCount', h.retry_count,
-      'actor', jsonb_build_object('type', h.actor_type, 'id', h.actor_id, 'name', h.actor_name), 'requestId', h.request_id)
-    FROM task_history h WHERE h.tenant_id = ${o}.tenant_id AND h.id = ${o}.history_id), ${o}.payload) END`;
+export function storedPayload(o: RawBuilder<unknown>, h: RawBuilder<unknown>): RawBuilder<Record<string, unknown>> {
+  return sql<Record<string, unknown>>`CASE WHEN ${h}.id IS NULL THEN ${o}.payload ELSE
+    jsonb_build_object('processId', ${h}.process_id, 'taskId', ${h}.task_id, 'action', ${h}.action, 'queue', ${h}.to_queue, 'error', ${h}.error,
+      'fromQueue', ${h}.from_queue, 'fromError', ${h}.from_error, 'reason', ${h}.reason, 'retryCount', ${h}.retry_count,
+      'actor', jsonb_build_object('type', ${h}.actor_type, 'id', ${h}.actor_id, 'name', ${h}.actor_name), 'requestId', ${h}.request_id) END`;
 }
 
 /**
@@ -75,7 +108,7 @@ export async function readEvents(
   const { rows } = await sql<{ seq: number; type: string; payload: Record<string, unknown>; created_at: Date }>`
     SELECT e.seq, e.type, e.payload, e.created_at FROM ${eventsAfter(tenantId, afterId)} e
     ${hiddenFamilies.length ? sql`WHERE split_part(e.type, '.', 1) <> ALL(${hiddenFamilies}::text[])` : sql``}
-    ORDER BY e.xid, e.row_id LIMIT ${limit}`.execute(db);
+    ORDER BY e.xid, e.row_id, e.pos LIMIT ${limit}`.execute(db);
   return rows.map((r) => ({
     id: Number(r.seq),
     type: r.type,

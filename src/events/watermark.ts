@@ -13,6 +13,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { eventType, expandedEvents } from './store.js';
 
 export const EVENTS_CHANNEL = 'queuemate_events';
 
@@ -38,7 +39,8 @@ export interface VisibleBatch {
 
 /**
  * One look: the events that became visible since the horizon `from` (null: none, only take the
- * horizon), and the horizon now. The tenants are walked with the (tenant_id, xid, id) index each.
+ * horizon), and the horizon now. The tenants are walked with the (tenant_id, xid, id) index each;
+ * a row of task events counts as its events, each by its type (read from its history row, store.ts).
  * With `notify` (PostgreSQL), the same statement NOTIFYs the other server processes of the
  * tenants whose events became visible, if any (one round trip per look, not two).
  */
@@ -52,7 +54,9 @@ export async function visibleSince(
     c AS (
       SELECT t.id AS tenant_id, e.type, count(*)::int AS n
       FROM tenants t CROSS JOIN LATERAL (
-        SELECT o.type FROM outbox_events o
+        SELECT ${eventType(sql`o`, sql`h`)} AS type FROM outbox_events o
+          CROSS JOIN LATERAL ${expandedEvents(sql`o`)}
+          LEFT JOIN task_history h ON h.tenant_id = o.tenant_id AND h.id = u.history_id
         WHERE o.tenant_id = t.id AND o.xid >= ${from}::xid8 AND o.xid < (SELECT upto FROM w)) e
       GROUP BY t.id, e.type),
     told AS (

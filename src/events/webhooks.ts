@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import { Refusal } from '../lib/errors.js';
 import { isNonPublicAddress } from '../lib/address-guard.js';
 import { postSigned, type AttemptResult } from './webhook-http.js';
-import { eventPayload, eventsAfter, eventXid, storedPayload, WATERMARK_ID } from './store.js';
+import { eventPayload, eventsAfter, eventType, eventXid, storedPayload, WATERMARK_ID } from './store.js';
 
 /** Retries go on for this long after the first attempt; then the delivery fails for good. */
 export const RETRY_WINDOW_MS = 24 * 3600 * 1000;
@@ -236,9 +236,10 @@ export async function listDeliveries(
 ): Promise<Delivery[]> {
   await getSubscription(db, tenantId, subscriptionId);
   const { rows } =
-    await sql<any>`SELECT d.id, d.subscription_id, d.event_id, e.type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-      d.last_status_code, d.last_error, d.duration_ms, d.response_excerpt, d.created_at, d.delivered_at
+    await sql<any>`SELECT d.id, d.subscription_id, d.event_id, ${eventType(sql`e`, sql`h`)} AS type, d.status, d.attempts, d.next_attempt_at,
+      d.last_attempt_at, d.last_status_code, d.last_error, d.duration_ms, d.response_excerpt, d.created_at, d.delivered_at
     FROM webhook_deliveries d LEFT JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.xid = ${eventXid(sql`d.event_id`)} AND e.id = d.event_row_id
+      LEFT JOIN task_history h ON h.tenant_id = d.tenant_id AND h.id = d.event_history_id
     WHERE d.tenant_id = ${tenantId} AND d.subscription_id = ${subscriptionId}
       ${opts.status ? sql`AND d.status = ${opts.status}` : sql``} ${opts.beforeId ? sql`AND d.id < ${opts.beforeId}` : sql``}
     ORDER BY d.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
@@ -469,21 +470,24 @@ export class Dispatcher {
   private async next(s: Claimed): Promise<DueDelivery | null> {
     const now = this.clock.now();
     const head = await sql<DueDelivery & { next_attempt_at: Date }>`
-      SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, e.type, ${storedPayload(sql`e`)} AS payload, e.created_at AS event_at
+      SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, ${eventType(sql`e`, sql`h`)} AS type,
+        ${storedPayload(sql`e`, sql`h`)} AS payload, COALESCE(h.at, e.created_at) AS event_at
       FROM webhook_deliveries d JOIN outbox_events e ON e.tenant_id = d.tenant_id AND e.xid = ${eventXid(sql`d.event_id`)} AND e.id = d.event_row_id
+        LEFT JOIN task_history h ON h.tenant_id = d.tenant_id AND h.id = d.event_history_id
       WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending'
       ORDER BY d.id LIMIT 1`.execute(this.db);
     if (head.rows[0]) return head.rows[0].next_attempt_at <= now ? head.rows[0] : null;
     const made = await sql<DueDelivery>`
       WITH next AS (
-        SELECT e.seq, e.row_id, e.type, e.payload, e.created_at
+        SELECT e.seq, e.row_id, e.history_id, e.type, e.payload, e.created_at
         FROM ${eventsAfter(s.tenant_id, sql`(SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})`)} e
         WHERE ${matches(sql`${s.event_types}::text[]`)}
-        ORDER BY e.xid, e.row_id LIMIT 1
+        ORDER BY e.xid, e.row_id, e.pos LIMIT 1
       ),
       made AS (
-        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, status, attempts, next_attempt_at, created_at)
-        SELECT ${s.tenant_id}, ${s.id}, seq, row_id, 'pending', 0, ${now}, ${now} FROM next
+        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, event_history_id, status, attempts, next_attempt_at,
+          created_at)
+        SELECT ${s.tenant_id}, ${s.id}, seq, row_id, history_id, 'pending', 0, ${now}, ${now} FROM next
         RETURNING id, event_id, attempts, created_at
       ),
       moved AS (

@@ -6,10 +6,11 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
-import { RANK_BITS } from '../events/store.js';
+import { eventCount, RANK_BITS } from '../events/store.js';
 
 const BATCH = 5000;
 
+/** One purge; returns what it deleted: events (a row of task events counts as its events), deliveries, attempts. */
 export async function purgeOldEvents(
   db: Kysely<Database>,
   now: Date,
@@ -35,18 +36,22 @@ export async function purgeOldEvents(
     deliveries += n;
     if (n < BATCH) break;
   }
+  // rows go whole: a row of task events (src/events/store.ts) with all its events, which a pending
+  // delivery of any of them keeps; `events` counts events, the batch rows
   for (;;) {
-    const r = await sql`DELETE FROM outbox_events WHERE (tenant_id, xid, id) IN (
-        SELECT e.tenant_id, e.xid, e.id FROM outbox_events e
-        WHERE e.created_at < ${cutoff}
-          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_row_id = e.id AND d.status = 'pending')
-          -- an endpoint whose cursor is not past the event's transaction (ids: docs/events.md §3)
-          AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled
-            AND (s.cursor_seq >> ${sql.lit(RANK_BITS)}) <= e.xid::text::bigint)
-        LIMIT ${BATCH})`.execute(db);
-    const n = Number(r.numAffectedRows ?? 0);
-    events += n;
-    if (n < BATCH) break;
+    const { rows } = await sql<{ rows: number; events: number }>`WITH gone AS (
+        DELETE FROM outbox_events WHERE (tenant_id, xid, id) IN (
+          SELECT e.tenant_id, e.xid, e.id FROM outbox_events e
+          WHERE e.created_at < ${cutoff}
+            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = e.tenant_id AND d.event_row_id = e.id AND d.status = 'pending')
+            -- an endpoint whose cursor is not past the event's transaction (ids: docs/events.md §3)
+            AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled
+              AND (s.cursor_seq >> ${sql.lit(RANK_BITS)}) <= e.xid::text::bigint)
+          LIMIT ${BATCH})
+        RETURNING ${eventCount(sql`outbox_events`)} AS n)
+      SELECT count(*)::int AS rows, coalesce(sum(n), 0)::int AS events FROM gone`.execute(db);
+    events += rows[0].events;
+    if (rows[0].rows < BATCH) break;
   }
   return { events, deliveries, attempts };
 }

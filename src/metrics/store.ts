@@ -2,6 +2,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { counterRows } from '../processes/counters.js';
+import { eventCount } from '../events/store.js';
 
 export interface QueueDepth {
   tenantId: number;
@@ -51,10 +52,11 @@ export interface OutboxBacklog {
 export async function outboxBacklog(db: Kysely<Database>, now: Date): Promise<OutboxBacklog> {
   const { rows } = await sql<{ held: number; held_since: Date | null; pending: number; oldest: Date | null }>`
     WITH held AS (
-      SELECT o.created_at FROM tenants t CROSS JOIN LATERAL (
-        SELECT created_at FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon()) o
+      SELECT o.created_at, o.n FROM tenants t CROSS JOIN LATERAL (
+        SELECT created_at, ${eventCount(sql`o`)} AS n FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon()) o
     )
-    SELECT (SELECT count(*)::int FROM held) AS held, (SELECT min(created_at) FROM held) AS held_since,
+    -- a row of task events holds several (src/events/store.ts)
+    SELECT (SELECT coalesce(sum(n), 0)::int FROM held) AS held, (SELECT min(created_at) FROM held) AS held_since,
       (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending,
       (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending') AS oldest`.execute(db);
   const r = rows[0];

@@ -194,3 +194,90 @@ test(
     }
   },
 );
+
+test(`${STORE_KIND}: 0012 turns task events written one row each into rows of task events; ids, types, payloads and deliveries are kept`, async () => {
+  const { sql } = await import('kysely');
+  const { createTenant } = await import('../../src/tenants/service.js');
+  const { createProcess } = await import('../../src/processes/service.js');
+  const { readEvents, RANK_BITS } = await import('../../src/events/store.js');
+  const db = await emptyDatabase();
+  try {
+    await migrate(
+      db.store,
+      loadMigrations().filter((m) => m.version < 12),
+    );
+    const { tenant } = await createTenant(db.store.db, { clientId: 'mig12' });
+    const proc = await createProcess(db.store.db, tenant.id, { processKey: 'Work' });
+    const at = new Date('2026-02-01T08:00:00.000Z');
+    // as migration 0010's writers did: one row per task event, pointing at its history row,
+    // with another event between them in the same transaction
+    const written = await db.store.db.transaction().execute(async (trx) => {
+      const ids: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const task = await sql<{ id: number }>`INSERT INTO tasks (tenant_id, process_id, queue, data, activation_date, queue_position,
+            created_at, created_by_type, updated_at)
+          VALUES (${tenant.id}, ${proc.id}, 'Ready', '{}'::jsonb, ${at}, ${at}, ${at}, 'system', ${at}) RETURNING id`.execute(trx);
+        const h = await sql<{ id: number }>`INSERT INTO task_history (tenant_id, task_id, process_id, at, actor_type, actor_name, action,
+            to_queue, from_error)
+          VALUES (${tenant.id}, ${task.rows[0].id}, ${proc.id}, ${at}, 'system', 'system', 'Created', 'Ready', false) RETURNING id`.execute(
+          trx,
+        );
+        await sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at, history_id)
+          VALUES (${tenant.id}, 'task.created', '{}'::jsonb, ${at}, ${h.rows[0].id})`.execute(trx);
+        if (i === 0)
+          await sql`INSERT INTO outbox_events (tenant_id, type, payload, created_at) VALUES (${tenant.id}, 'test.between', '{}'::jsonb, ${at})`.execute(
+            trx,
+          );
+        ids.push(Number(task.rows[0].id), Number(h.rows[0].id));
+      }
+      return ids;
+    });
+    const rows = (
+      await sql<{
+        id: number;
+        xid: string;
+      }>`SELECT id, xid::text AS xid FROM outbox_events WHERE tenant_id = ${tenant.id} ORDER BY id`.execute(db.store.db)
+    ).rows;
+    assert.equal(rows.length, 3);
+    const eventId = (rank: number) => Number((BigInt(rows[0].xid) << BigInt(RANK_BITS)) + BigInt(rank));
+    const sub = await sql<{
+      id: number;
+    }>`INSERT INTO webhook_subscriptions (tenant_id, url, secret) VALUES (${tenant.id}, 'https://example.com/h', 'whsec_x')
+      RETURNING id`.execute(db.store.db);
+    await sql`INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, status, created_at)
+      VALUES (${tenant.id}, ${sub.rows[0].id}, ${eventId(3)}, ${rows[2].id}, 'pending', ${at}),
+             (${tenant.id}, ${sub.rows[0].id}, ${eventId(2)}, ${rows[1].id}, 'delivered', ${at})`.execute(db.store.db);
+
+    assert.deepEqual((await migrate(db.store)).applied, ['0012_task_events_per_statement']);
+    const evs = await readEvents(db.store.db, tenant.id, 0, 100);
+    assert.deepEqual(
+      evs.map((e) => [e.id, e.type, e.payload.taskId ?? null, e.payload.at]),
+      [
+        [eventId(1), 'task.created', written[0], at.toISOString()],
+        [eventId(2), 'test.between', null, at.toISOString()],
+        [eventId(3), 'task.created', written[2], at.toISOString()],
+      ],
+    );
+    const stored = await sql<{ type: string; history_ids: number[] | null }>`SELECT type, history_ids FROM outbox_events
+      WHERE tenant_id = ${tenant.id} ORDER BY id`.execute(db.store.db);
+    assert.deepEqual(
+      stored.rows.map((r) => [r.type, r.history_ids?.map(Number) ?? null]),
+      [
+        ['task', [written[1]]],
+        ['test.between', null],
+        ['task', [written[3]]],
+      ],
+    );
+    const deliveries = await sql<{ event_id: number; event_history_id: number | null }>`SELECT event_id, event_history_id
+      FROM webhook_deliveries WHERE tenant_id = ${tenant.id} ORDER BY event_id`.execute(db.store.db);
+    assert.deepEqual(
+      deliveries.rows.map((r) => [Number(r.event_id), r.event_history_id === null ? null : Number(r.event_history_id)]),
+      [
+        [eventId(2), null],
+        [eventId(3), written[3]],
+      ],
+    );
+  } finally {
+    await db.close();
+  }
+});
