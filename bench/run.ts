@@ -12,6 +12,7 @@
  *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds
  *     [--only a,b]          only these systems (names as printed)
  *     [--no-wire]           skip the wire accounting (round trips and transactions per life cycle)
+ *     [--no-overview]       skip the people's overview at 1M tasks (full runs only; bench/overview.ts)
  *     [--events-cost]       the cost of writing events: this checkout's server against a copy of it whose
  *                           funnel writes no task events (queuemate-pg-noevents, queuemate-lite-noevents),
  *                           in the same rounds; life cycles only
@@ -50,7 +51,7 @@ const MS = (opt('workers') ?? '1,16,64').split(',').map(Number);
 // tasks per measurement, by M: PostgreSQL systems, and the embedded store
 const TASKS_PG: Record<number, number> = QUICK ? { 1: 300, 16: 800, 64: 800 } : { 1: 1500, 16: 4000, 64: 4000 };
 const TASKS_LITE: Record<number, number> = QUICK ? { 1: 100, 16: 200, 64: 200 } : { 1: 500, 16: 1000, 64: 1000 };
-const DEEP = QUICK ? 200_000 : 200_000;
+const DEEP = QUICK ? 200_000 : 1_000_000;
 const SHALLOW = 10_000;
 const DEEP_CYCLES = QUICK ? 600 : 2000;
 const AGEING_BATCHES = 4;
@@ -787,6 +788,15 @@ const results: {
   ageing: { batch: number; rates: number[] }[];
   peakRssMb: Record<string, number[]>;
   wire: { system: string; M: number; roundTrips: number; transactions: number }[];
+  overview?: {
+    tasks: number;
+    overviewMs: { p50: number; p95: number };
+    firstListPageMs: { p50: number; p95: number };
+    formerCountMs: number[];
+    importRows: number;
+    importDrySeconds: number;
+    importCommitSeconds: number;
+  };
 } = {
   startedAt: new Date().toISOString(),
   quick: QUICK,
@@ -880,6 +890,24 @@ async function deepQueue(qm: System) {
   results.deepQueue.rateDeep.push(round(deep.rate));
   results.deepQueue.p50Shallow.push(shallow.latency.TakeNext.p50 + shallow.latency.Solved.p50);
   results.deepQueue.p50Deep.push(deep.latency.TakeNext.p50 + deep.latency.Solved.p50);
+}
+
+/**
+ * The people's overview and first list page at 1M tasks (bench/overview.ts, a process of its own:
+ * it fills a tenant with set-based INSERTs and serves it in-process), once per full run.
+ */
+async function overviewAt1M() {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'overview.ts'), '--tasks', '1000000', '--requests', '100'], {
+    env: process.env,
+    cwd: path.join(HERE, '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`bench/overview.ts exited ${code}`);
+  results.overview = JSON.parse(out.trim().split('\n').pop()!);
 }
 
 async function ageing() {
@@ -1129,6 +1157,15 @@ function printTables() {
   }
   for (const a of results.ageing)
     lines.push(`\nEmbedded store ageing (${AGEING_BATCHES} batches of ${a.batch}, M = 16): ${a.rates.join(' → ')} tasks/s`);
+  const o = results.overview;
+  if (o) {
+    lines.push(`\nThe people's API at ${o.tasks} tasks in one tenant (PostgreSQL, bench/overview.ts)`);
+    lines.push(
+      `- overview GET /v1/processes p50 / p95: ${o.overviewMs.p50} / ${o.overviewMs.p95} ms (the former grouped COUNT(*): ${o.formerCountMs.join(', ')} ms)`,
+    );
+    lines.push(`- first list page of the biggest process p50 / p95: ${o.firstListPageMs.p50} / ${o.firstListPageMs.p95} ms`);
+    lines.push(`- ${o.importRows}-row CSV import: dry run ${o.importDrySeconds} s, then commit ${o.importCommitSeconds} s`);
+  }
   if (Object.keys(results.peakRssMb).length) {
     lines.push('\nPeak RSS of the server (MB, per round)');
     for (const [k, xs] of Object.entries(results.peakRssMb)) lines.push(`- ${k}: ${xs.join(', ')}`);
@@ -1195,6 +1232,10 @@ try {
   if (!flag('no-wire') && !EVENTS_COST) {
     log('wire accounting (PostgreSQL round trips and transactions per life cycle)');
     await wireAccounting();
+  }
+  if (!QUICK && !flag('no-overview') && !EVENTS_COST && (!ONLY || ONLY.includes('queuemate-pg'))) {
+    log("the people's overview at 1M tasks (bench/overview.ts)");
+    await overviewAt1M();
   }
   if (!flag('no-ageing') && !EVENTS_COST && (!ONLY || ONLY.includes('queuemate-lite'))) {
     log('embedded store ageing');

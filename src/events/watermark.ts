@@ -13,6 +13,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import { PREPARED } from '../db/store.js';
 import { eventType, expandedEvents } from './store.js';
 
 export const EVENTS_CHANNEL = 'queuemate_events';
@@ -49,7 +50,9 @@ export async function visibleSince(
   from: string | null,
   notify: { origin?: string } | null = null,
 ): Promise<{ batch: VisibleBatch; upto: string }> {
-  const { rows } = await sql<{ tenant_id: number | null; type: string | null; n: number; upto: string }>`
+  // prepared: one text whatever the arguments, run up to 20 times a second under load (parsing
+  // and planning it each time was half of a look's PostgreSQL time)
+  const { rows } = await sql<{ tenant_id: number | null; type: string | null; n: number; upto: string }>`${sql.raw(PREPARED)}
     WITH w AS (SELECT qm_events_horizon() AS upto),
     c AS (
       SELECT t.id AS tenant_id, e.type, count(*)::int AS n
