@@ -219,6 +219,9 @@ const APPLY = (() => {
   const unnest = INPUT_COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ');
   return sql.raw(`${PREPARED}
   WITH v AS (SELECT * FROM unnest(${unnest}) AS v(${names})),
+  -- the changed rows' keys as index conditions (tasks_pkey): joined with v alone, stale statistics
+  -- (a new store filling fast) let the planner scan the whole table for a batch of a few rows
+  keys AS (SELECT ARRAY(SELECT DISTINCT tenant_id FROM v) AS tenants, ARRAY(SELECT task_id FROM v) AS ids),
   created AS (
     INSERT INTO tasks (tenant_id, id, process_id, queue, error, reason, data, unique_key, activation_date, deadline, urgent, queue_position,
       retry_count, locked_by_mate_id, locked_by_user_id, locked_until, expired_lock_mate_id, run_id, created_at, created_by_type, created_by_id, updated_at, deleted_at)
@@ -232,6 +235,7 @@ const APPLY = (() => {
   guarded AS (
     SELECT t.tenant_id, t.id FROM tasks t JOIN v ON v.expected_version IS NOT NULL AND t.tenant_id = v.tenant_id AND t.id = v.task_id
     WHERE t.xmin::text = v.expected_version
+      AND t.tenant_id = ANY((SELECT tenants FROM keys)::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
     FOR UPDATE OF t SKIP LOCKED
   ),
   updated AS (
@@ -243,6 +247,7 @@ const APPLY = (() => {
       locked_until = v.locked_until, expired_lock_mate_id = v.expired_lock_mate_id, run_id = v.task_run_id,
       deleted_at = v.deleted_at, updated_at = v.at
     FROM v WHERE NOT v.is_new AND t.tenant_id = v.tenant_id AND t.id = v.task_id
+      AND t.tenant_id = ANY((SELECT tenants FROM keys)::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
       AND (v.expected_version IS NULL OR (v.tenant_id, v.task_id) IN (SELECT tenant_id, id FROM guarded))
     RETURNING t.id
   ),

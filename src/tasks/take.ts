@@ -83,7 +83,9 @@ export async function takeTasks(
         run_id = COALESCE((SELECT id FROM run), (SELECT id FROM open_run)),
         expired_lock_mate_id = NULL, updated_at = ${now}
       FROM numbered n JOIN slots s ON s.rn = n.rn
-      WHERE t.tenant_id = ${tenantId} AND t.id = n.id
+      -- the picked ids as an index condition too: with the join alone, stale statistics (a new
+      -- store filling fast) let the planner scan all the tenant's tasks for the few picked
+      WHERE t.tenant_id = ${tenantId} AND t.id = n.id AND t.id = ANY(ARRAY(SELECT id FROM picked))
       RETURNING ${taskColumns('t')}, t.xmin::text AS version, s.rn AS slot, s.mate_name, s.request_id
     ),
     changes AS (
