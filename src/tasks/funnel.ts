@@ -220,7 +220,8 @@ const APPLY = (() => {
   return sql.raw(`${PREPARED}
   WITH v AS (SELECT * FROM unnest(${unnest}) AS v(${names})),
   -- the changed rows' keys as index conditions (tasks_pkey): joined with v alone, stale statistics
-  -- (a new store filling fast) let the planner scan the whole table for a batch of a few rows
+  -- (a new store filling fast) let the planner scan the whole table for a batch of a few rows. The
+  -- update then reads by key; the version check (guarded) may still scan until they are fresh
   keys AS (SELECT ARRAY(SELECT DISTINCT tenant_id FROM v) AS tenants, ARRAY(SELECT task_id FROM v) AS ids),
   created AS (
     INSERT INTO tasks (tenant_id, id, process_id, queue, error, reason, data, unique_key, activation_date, deadline, urgent, queue_position,
