@@ -17,7 +17,7 @@ import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
 import { Events } from './events/service.js';
 import { Metrics } from './metrics/metrics.js';
-import { BulkJobs } from './tasks/bulk.js';
+import { BulkJobs } from './bulk/jobs.js';
 
 export interface Services {
   readonly config: Config;
@@ -35,7 +35,7 @@ export interface Services {
   /** outbox numbering, reader wake-ups, webhook dispatch (src/events) */
   readonly events: Events;
   readonly metrics: Metrics;
-  /** people's bulk actions: persisted jobs, run by whichever server process holds their lease (src/tasks/bulk.ts) */
+  /** people's bulk actions: persisted jobs, run by whichever server process holds their lease (src/bulk/jobs.ts) */
   readonly bulkJobs: BulkJobs;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /**
- * A bulk job survives a server restart (src/tasks/bulk.ts, migration 0007): one app on the store
+ * A bulk job survives a server restart (src/bulk/jobs.ts, migration 0007): one app on the store
  * starts a job by filter over 3,000 tasks and is closed after two chunks; a second app on the same
  * store resumes it from its maintenance sweep and finishes it. Every matching task is changed
  * exactly once (its history rows by request id bulk:<job>), the counts add up, and the job, its
@@ -15,7 +15,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import { loadProcessById, type ProcessDef } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
-import { CHUNK_SIZE } from '../src/tasks/bulk.js';
+import { CHUNK_SIZE } from '../src/bulk/jobs.js';
 import { sweepOnce } from '../src/maintenance/scheduler.js';
 import { testStore, type TestStore } from './helpers/db.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';

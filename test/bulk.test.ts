@@ -1,4 +1,4 @@
-/** Bulk actions by people (src/tasks/bulk.ts): by filter and by ids, chunked jobs, locked tasks skipped, counts, isolation. */
+/** Bulk actions by people (src/bulk/jobs.ts): by filter and by ids, chunked jobs, locked tasks skipped, counts, isolation. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -11,7 +11,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import { loadProcessById, type ProcessDef } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
-import { BulkJobs, countMatching, readBulkRequest } from '../src/tasks/bulk.js';
+import { BulkJobs, countMatching, readBulkRequest } from '../src/bulk/jobs.js';
 import { moveTask } from '../src/tasks/people.js';
 import type { Caller } from '../src/lib/caller.js';
 

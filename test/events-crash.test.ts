@@ -10,7 +10,7 @@ import { DATABASE_URL, testStore, type TestStore } from './helpers/db.js';
 import { seedTenant } from './helpers/seed.js';
 import { Receiver } from './helpers/receiver.js';
 import { spawnCli, killAll, type CliProcess } from './foundation-support.js';
-import { createSubscription, setAllowPrivateTargets } from '../src/events/webhooks.js';
+import { createSubscription, setAllowPrivateTargets } from '../src/events/webhook-subscriptions.js';
 
 let store: TestStore | null = null;
 let receiver: Receiver | null = null;

@@ -202,7 +202,7 @@ test(`${STORE_KIND}: retention purges old finished deliveries and old events no 
   apps.push(t);
   const tenant = await seedTenant(t.store, 'ev-p');
   const db = t.store.db;
-  const { createSubscription } = await import('../src/events/webhooks.js');
+  const { createSubscription } = await import('../src/events/webhook-subscriptions.js');
   const { purgeOldEvents } = await import('../src/maintenance/outbox-retention.js');
   const old = new Date('2026-01-01T00:00:00Z');
   const now = new Date('2026-01-10T00:00:00Z');

@@ -16,7 +16,7 @@ import { personWithToken, asPerson } from './helpers/people.js';
 import { Receiver } from './helpers/receiver.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { signatureHeaders } from '../src/events/webhook-http.js';
-import { backoffMs } from '../src/events/webhooks.js';
+import { backoffMs } from '../src/events/webhook-dispatcher.js';
 import { guardedLookup, isNonPublicAddress } from '../src/lib/address-guard.js';
 import { readEvents } from '../src/events/store.js';
 

@@ -1,4 +1,4 @@
-/** Importing tasks from CSV and XLSX (src/tasks/import.ts): mapping, per-row errors, all-or-nothing commit, as the user. */
+/** Importing tasks from CSV and XLSX (src/bulk/import.ts): mapping, per-row errors, all-or-nothing commit, as the user. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
@@ -10,7 +10,7 @@ import { inTx, personCaller, refusalOf } from './helpers/person.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import { loadProcessById, type ProcessDef } from '../src/processes/store.js';
-import { commitImport, importFormat, parseImportFile, previewImport } from '../src/tasks/import.js';
+import { commitImport, importFormat, parseImportFile, previewImport } from '../src/bulk/import.js';
 import type { Caller } from '../src/lib/caller.js';
 
 const clock = new ManualClock('2026-06-01T08:00:00.000Z');

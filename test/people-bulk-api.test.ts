@@ -1,4 +1,4 @@
-/** Bulk actions, jobs and imports through /v1 (over src/tasks/bulk.ts and src/tasks/import.ts). */
+/** Bulk actions, jobs and imports through /v1 (over src/bulk/jobs.ts and src/bulk/import.ts). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, type TestApp } from './helpers/app.js';

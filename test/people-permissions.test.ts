@@ -17,9 +17,9 @@ import { walkOtherTenant, walkRoles, walkWithoutPerson, walkedRoutes, type Route
 import { PEOPLE_ROUTES } from '../src/people-api/plugin.js';
 import { PERMISSIONS } from '../src/people-api/permissions.js';
 import type { Role } from '../src/accounts/service.js';
-import { createSubscription, setAllowPrivateTargets } from '../src/events/webhooks.js';
+import { createSubscription, setAllowPrivateTargets } from '../src/events/webhook-subscriptions.js';
 import { loadProcessById } from '../src/processes/store.js';
-import { readBulkRequest } from '../src/tasks/bulk.js';
+import { readBulkRequest } from '../src/bulk/jobs.js';
 
 let t: TestApp;
 let a: SeededTenant;

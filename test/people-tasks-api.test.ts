@@ -1,4 +1,4 @@
-/** The /v1 task routes over src/tasks/people.ts and src/tasks/search.ts: list, detail, create and every action, by HTTP. */
+/** The /v1 task routes over src/tasks/people.ts and src/task-lists/: list, detail, create and every action, by HTTP. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, type TestApp } from './helpers/app.js';

@@ -23,7 +23,7 @@ import {
   setUrgent,
   unlockTask,
 } from '../src/tasks/people.js';
-import { getTaskDetail } from '../src/tasks/search.js';
+import { getTaskDetail } from '../src/task-lists/view.js';
 import { PEOPLE_ACTIONS, TRANSITIONS, rowsTaken } from '../src/tasks/state-machine.js';
 import type { Caller } from '../src/lib/caller.js';
 

@@ -1,4 +1,4 @@
-/** Task lists for people (src/tasks/search.ts): filters and sorts against a brute-force reference, keyset pages, isolation, bad input. */
+/** Task lists for people (src/task-lists/): filters and sorts against a brute-force reference, keyset pages, isolation, bad input. */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -11,7 +11,8 @@ import { createProcess } from '../src/processes/service.js';
 import { loadProcessById, type ProcessDef } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
 import { actOnTasks } from '../src/tasks/people.js';
-import { listTasks, pageStatement, readTaskListQuery, type Task } from '../src/tasks/search.js';
+import { listTasks, pageStatement, readTaskListQuery } from '../src/task-lists/list.js';
+import type { Task } from '../src/task-lists/view.js';
 import type { Caller } from '../src/lib/caller.js';
 
 const clock = new ManualClock('2026-04-01T08:00:00.000Z');

@@ -372,7 +372,7 @@ export interface BulkJobError {
   message: string;
 }
 
-/** People's bulk jobs, their progress and lease (src/tasks/bulk.ts). */
+/** People's bulk jobs, their progress and lease (src/bulk/jobs.ts). */
 export interface BulkJobsTable {
   tenant_id: number;
   id: string;
@@ -398,7 +398,7 @@ export interface BulkJobsTable {
   lease_until: Timestamp | null;
 }
 
-/** One attempt of a webhook delivery (src/events/webhooks.ts). */
+/** One attempt of a webhook delivery (src/events/webhook-dispatcher.ts). */
 export interface WebhookAttemptsTable {
   tenant_id: number;
   delivery_id: number;

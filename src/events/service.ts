@@ -11,7 +11,7 @@ import type { Units } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import { EventHub, PgEventListener } from './hub.js';
 import { EventWatermark, type VisibleBatch } from './watermark.js';
-import { Dispatcher, type DispatcherOptions } from './webhooks.js';
+import { Dispatcher, type DispatcherOptions } from './webhook-dispatcher.js';
 
 export interface EventsOptions {
   db: Kysely<Database>;

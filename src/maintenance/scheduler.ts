@@ -12,7 +12,7 @@ import { closeIdleRuns } from './idle-runs.js';
 import { purgeExpiredIdempotencyKeys } from './idempotency-expiry.js';
 import { pruneSignInFailures } from './signin-pruning.js';
 import { purgeEndedBulkJobs, resumeBulkJobs } from './bulk-jobs.js';
-import type { BulkJobs } from '../tasks/bulk.js';
+import type { BulkJobs } from '../bulk/jobs.js';
 import { foldQueueCounts } from './queue-counters.js';
 
 export interface MaintenanceDeps {

@@ -2,7 +2,7 @@
  * The webhook delivery job: every server process runs the dispatcher when events of a tenant with
  * an enabled endpoint become visible (the hub: here or, on PostgreSQL, in another process) and
  * every second for retries that came due and endpoints saved elsewhere; claims with SKIP LOCKED
- * and leases keep processes from delivering to one endpoint at once (src/events/webhooks.ts).
+ * and leases keep processes from delivering to one endpoint at once (src/events/webhook-dispatcher.ts).
  * Every 10 minutes it also purges events and delivery logs past their retention
  * (outbox-retention.ts).
  */

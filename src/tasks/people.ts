@@ -23,7 +23,6 @@ import { applyChanges, type TaskChange } from './funnel.js';
 import { createTasks, guardedWrite, prepareTasks } from './create.js';
 import { transition, QUEUES, type Queue } from './state-machine.js';
 import { findUniqueKeyOwners, selectTasksForUpdate, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
-import { loadTaskViews, type Task } from './search.js';
 
 /** What a person does to a task. `comment` is appended as a comment and kept in the history row. */
 export type PersonAction =
@@ -327,15 +326,11 @@ function stripProcess(row: TaskRow): TaskRow {
   return Object.fromEntries(TASK_ROW_COLUMNS.map((c) => [c, row[c]])) as unknown as TaskRow;
 }
 
-/**
- * One person's action on one task, in `tx`: refuses (throws) or answers the task as it is now
- * (the Task shape of the people's API; a deleted task is answered once, with its last state).
- */
-export async function actOnTask(tx: Tx, caller: Caller, taskId: number, input: PersonAction): Promise<Task> {
+/** One person's action on one task, in `tx`: refuses (throws) or answers the task's row as written. */
+export async function actOnTask(tx: Tx, caller: Caller, taskId: number, input: PersonAction): Promise<TaskRow> {
   const outcome = (await actOnTasks(tx, caller, [taskId], input)).get(taskId)!;
   if (!outcome.ok) throw outcome.refusal;
-  const [view] = await loadTaskViews(tx.db, caller, [taskId], { includeDeleted: true });
-  return view;
+  return outcome.value;
 }
 
 export const moveTask = (tx: Tx, caller: Caller, taskId: number, to: { queue: Queue; error?: boolean; comment?: string | null }) =>
@@ -364,10 +359,9 @@ export const deleteTask = (tx: Tx, caller: Caller, taskId: number, comment?: str
   actOnTask(tx, caller, taskId, { action: 'delete', comment });
 
 /** Creates one task as a person (docs/product.md §5.1: requireApproval `all` applies, `mateCreated` does not). */
-export async function createTaskByPerson(tx: Tx, caller: Caller, proc: ProcessDef, body: Record<string, unknown>): Promise<Task> {
+export async function createTaskByPerson(tx: Tx, caller: Caller, proc: ProcessDef, body: Record<string, unknown>): Promise<TaskRow> {
   requirePerson(caller);
   const prepared = prepareTasks(caller, proc, [body], false);
   const [row] = await createTasks(tx, caller, proc, prepared, false);
-  const [view] = await loadTaskViews(tx.db, caller, [row.id]);
-  return view;
+  return row;
 }

@@ -1,6 +1,6 @@
 /**
- * Bulk actions, their jobs, and imports (docs/people-api.md §5), over src/tasks/bulk.ts and
- * src/tasks/import.ts.
+ * Bulk actions, their jobs, and imports (docs/people-api.md §5), over src/bulk/jobs.ts and
+ * src/bulk/import.ts.
  */
 import { Transform, type Readable } from 'node:stream';
 import { Type } from 'typebox';
@@ -8,8 +8,8 @@ import type { Caller } from '../../lib/caller.js';
 import type { Services } from '../../services.js';
 import { Refusal } from '../../lib/errors.js';
 import { loadProcessById } from '../../processes/store.js';
-import { readBulkRequest, countMatching, BULK_ACTIONS, MAX_IDS } from '../../tasks/bulk.js';
-import { commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../tasks/import.js';
+import { readBulkRequest, countMatching, BULK_ACTIONS, MAX_IDS } from '../../bulk/jobs.js';
+import { commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../bulk/import.js';
 import { parseJsonStrict } from '../../lib/json.js';
 import { allows, rolesOf } from '../permissions.js';
 import { answer, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';

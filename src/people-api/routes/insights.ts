@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { Readable } from 'node:stream';
 import { kpiRange, kpiReport } from '../../kpis/report.js';
-import { exportKpiEventsCsv } from '../../tasks/export.js';
+import { exportKpiEventsCsv } from '../../task-lists/export.js';
 import { listNotifications, markAllRead, markNotification } from '../../notifications/store.js';
 import { requireProcess } from '../../processes/editing.js';
 import { answer, Id, IdParams, IsoDate, Nullable, ErrorBody, type PeopleRoute } from '../route.js';

@@ -1,8 +1,8 @@
 /**
  * Tasks by people (docs/people-api.md §5): list with filters and a keyset cursor, detail with
  * history, comments and KPI events, create, and every action of docs/product.md §5.6. The rules
- * live in src/tasks/people.ts and src/tasks/search.ts; these routes only read the request and
- * answer the Task.
+ * live in src/tasks/people.ts and src/task-lists/; these routes only read the request and answer
+ * the Task.
  */
 import { Type } from 'typebox';
 import type { Caller } from '../../lib/caller.js';
@@ -11,8 +11,11 @@ import type { Services } from '../../services.js';
 import { Refusal } from '../../lib/errors.js';
 import { loadProcessById } from '../../processes/store.js';
 import { Readable } from 'node:stream';
-import { FILTER_KEYS, getTaskDetail, listTasks, readTaskFilter, readTaskListQuery } from '../../tasks/search.js';
-import { exportTasksCsv } from '../../tasks/export.js';
+import { FILTER_KEYS, readTaskFilter } from '../../task-lists/filter.js';
+import { listTasks, readTaskListQuery } from '../../task-lists/list.js';
+import { getTaskDetail, loadTaskViews, type Task } from '../../task-lists/view.js';
+import type { TaskRow } from '../../tasks/store.js';
+import { exportTasksCsv } from '../../task-lists/export.js';
 import {
   approveTask,
   clearErrorFlag,
@@ -112,11 +115,17 @@ async function processFor(services: Services, caller: Caller, id: number) {
   return proc;
 }
 
+/** The task as the people's API answers it once a change is written (a deleted task once more, with its last state). */
+async function viewOf(tx: Tx, caller: Caller, row: TaskRow): Promise<Task> {
+  const [view] = await loadTaskViews(tx.db, caller, [row.id], { includeDeleted: true });
+  return view;
+}
+
 type Act = (services: Services, caller: Caller, id: number, body: any) => Promise<object>;
 const inTx =
-  (fn: (tx: Tx, caller: Caller, id: number, body: any) => Promise<object>): Act =>
+  (fn: (tx: Tx, caller: Caller, id: number, body: any) => Promise<TaskRow>): Act =>
   (services, caller, id, body) =>
-    services.units.transaction((tx) => fn(tx, caller, id, body));
+    services.units.transaction(async (tx) => viewOf(tx, caller, await fn(tx, caller, id, body)));
 
 function action(url: string, summary: string, act: Act, curlBody = ''): PeopleRoute {
   return {
@@ -196,7 +205,10 @@ export const TASK_ROUTES: PeopleRoute[] = [
     response: { 201: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
       const proc = await processFor(services, caller, params.id);
-      return answer(201, await services.units.transaction((tx) => createTaskByPerson(tx, caller, proc, body)));
+      return answer(
+        201,
+        await services.units.transaction(async (tx) => viewOf(tx, caller, await createTaskByPerson(tx, caller, proc, body))),
+      );
     },
   },
   {
@@ -226,7 +238,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
     ),
     response: { 200: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return services.units.transaction((tx) => editTask(tx, caller, params.id, body));
+      return services.units.transaction(async (tx) => viewOf(tx, caller, await editTask(tx, caller, params.id, body)));
     },
   },
   {
@@ -240,7 +252,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
     body: Type.Object({ queue: Queue, error: Type.Optional(Type.Boolean()), comment: Comment }, { additionalProperties: false }),
     response: { 200: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return services.units.transaction((tx) => moveTask(tx, caller, params.id, body));
+      return services.units.transaction(async (tx) => viewOf(tx, caller, await moveTask(tx, caller, params.id, body)));
     },
   },
   {
@@ -254,7 +266,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
     body: Type.Object({ text: Type.String({ minLength: 1, maxLength: 100_000 }) }, { additionalProperties: false }),
     response: { 200: TaskSchema, 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return services.units.transaction((tx) => commentTask(tx, caller, params.id, body.text));
+      return services.units.transaction(async (tx) => viewOf(tx, caller, await commentTask(tx, caller, params.id, body.text)));
     },
   },
   action(
@@ -292,7 +304,9 @@ export const TASK_ROUTES: PeopleRoute[] = [
     ),
     response: { 200: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return services.units.transaction((tx) => reopenTask(tx, caller, params.id, body.queue, body.comment));
+      return services.units.transaction(async (tx) =>
+        viewOf(tx, caller, await reopenTask(tx, caller, params.id, body.queue, body.comment)),
+      );
     },
   },
   {
@@ -305,7 +319,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
     params: IdParams,
     response: { 200: TaskSchema, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params }) {
-      return services.units.transaction((tx) => deleteTask(tx, caller, params.id));
+      return services.units.transaction(async (tx) => viewOf(tx, caller, await deleteTask(tx, caller, params.id)));
     },
   },
 ];

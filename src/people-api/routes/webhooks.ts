@@ -6,15 +6,13 @@ import {
   deleteSubscription,
   getAllowPrivateTargets,
   getSubscription,
-  listDeliveries,
   listSubscriptions,
-  redeliver,
   rotateSecret,
   setAllowPrivateTargets,
   updateSubscription,
-  type Delivery,
   type Subscription,
-} from '../../events/webhooks.js';
+} from '../../events/webhook-subscriptions.js';
+import { listDeliveries, redeliver, type Delivery } from '../../events/webhook-deliveries.js';
 import { answer, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
 
 const EventTypes = Type.Array(Type.String({ maxLength: 100 }), {

@@ -25,7 +25,7 @@ export function usernameProblem(username: string): string | null {
   return null;
 }
 
-/** An http(s) URL without credentials, as the webhooks accept (src/events/webhooks.ts). */
+/** An http(s) URL without credentials, as the webhooks accept (src/events/webhook-subscriptions.ts). */
 export function webhookUrlProblem(url: string): string | null {
   let u: URL;
   try {

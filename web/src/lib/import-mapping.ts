@@ -4,7 +4,7 @@
  * nothing. The defaults are the server's: a column fills the field of the same name, ignoring case.
  */
 
-/** Keys besides fields that a column may fill (src/tasks/import.ts). */
+/** Keys besides fields that a column may fill (src/bulk/import.ts). */
 export const RESERVED_TARGETS = ['comment', 'activationDate', 'deadline', 'urgent'] as const;
 
 export type Mapping = Record<string, string | null>;

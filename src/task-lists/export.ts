@@ -8,8 +8,9 @@ import type { Database } from '../db/types.js';
 import type { Caller } from '../lib/caller.js';
 import { csvLine } from '../lib/csv.js';
 import type { ProcessDef } from '../processes/store.js';
-import { filterCondition, taskView, type TaskFilter, type TaskViewRow } from './search.js';
-import { taskColumns } from './store.js';
+import { filterCondition, type TaskFilter } from './filter.js';
+import { taskView, type TaskViewRow } from './view.js';
+import { taskColumns } from '../tasks/store.js';
 
 const CHUNK = 1000;
 

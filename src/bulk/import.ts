@@ -19,9 +19,9 @@ import type { Caller } from '../lib/caller.js';
 import { Refusal, type ErrorCode, type FieldProblem } from '../lib/errors.js';
 import { showValue } from '../lib/values.js';
 import type { ProcessDef } from '../processes/store.js';
-import { createTasks, prepareTasks, type PreparedTask } from './create.js';
-import type { Queue } from './state-machine.js';
-import { findUniqueKeyOwners } from './store.js';
+import { createTasks, prepareTasks, type PreparedTask } from '../tasks/create.js';
+import type { Queue } from '../tasks/state-machine.js';
+import { findUniqueKeyOwners } from '../tasks/store.js';
 
 export type ImportFormat = 'csv' | 'xlsx';
 export const MAX_IMPORT_ROWS = 200_000;

@@ -1,11 +1,11 @@
 /**
- * The SQL of bulk jobs (src/tasks/bulk.ts): the job row, its progress written in each chunk's
+ * The SQL of bulk jobs (src/bulk/jobs.ts): the job row, its progress written in each chunk's
  * transaction, the lease that says which server process runs it, and the clean-up of old jobs.
  */
 import { sql, type Kysely } from 'kysely';
 import type { BulkJobError, BulkJobState, Database } from '../db/types.js';
 import type { Actor } from '../lib/caller.js';
-import { filterCondition, type TaskFilter } from './search.js';
+import { filterCondition, type TaskFilter } from '../task-lists/filter.js';
 
 export interface BulkJobRow {
   tenant_id: number;

@@ -1,6 +1,6 @@
 /**
  * Bulk actions by people (docs/product.md §5.6): one person action over a list of task ids or over
- * every task of a process matching a filter (the list's filter, search.ts). A job runs in chunks of
+ * every task of a process matching a filter (the list's filter, src/task-lists/filter.ts). A job runs in chunks of
  * CHUNK_SIZE tasks, each chunk one transaction written by one funnel statement, so a 500k-task move
  * neither holds one giant transaction nor keeps the request waiting: the request answers the job's
  * id and total at once, and the job's progress is read by id.
@@ -33,8 +33,8 @@ import { Refusal, refused, type FieldProblem, type Outcome } from '../lib/errors
 import { audit } from '../audit/store.js';
 import { showValue, toBoolean } from '../lib/values.js';
 import { loadProcessById, type ProcessDef } from '../processes/store.js';
-import { actOnTasks, type PersonAction } from './people.js';
-import { countTasks, readTaskFilter, type TaskFilter } from './search.js';
+import { actOnTasks, type PersonAction } from '../tasks/people.js';
+import { countTasks, readTaskFilter, type TaskFilter } from '../task-lists/filter.js';
 import {
   claimBulkJobs,
   finishBulkJob,
@@ -47,9 +47,9 @@ import {
   saveBulkProgress,
   type BulkJobRow,
   type BulkProgress,
-} from './bulk-store.js';
-import { QUEUES } from './state-machine.js';
-import type { TaskRow } from './store.js';
+} from './store.js';
+import { QUEUES } from '../tasks/state-machine.js';
+import type { TaskRow } from '../tasks/store.js';
 
 export const BULK_ACTIONS = ['move', 'clearError', 'urgent', 'approve', 'reject', 'delete'] as const;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
