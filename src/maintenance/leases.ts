@@ -4,9 +4,8 @@
  * with the Error flag. The former holder's late hand-back is refused with lock_expired.
  */
 import type { Units } from '../db/tx.js';
-import { systemCaller } from '../lib/caller.js';
 import { applyChanges, type TaskChange } from '../tasks/funnel.js';
-import { transition, type Queue } from '../tasks/state-machine.js';
+import { lockExpired } from '../tasks/changes.js';
 import { pickExpiredLocks, selectTasksForUpdate } from '../tasks/store.js';
 
 /**
@@ -20,29 +19,7 @@ export async function recoverExpiredLeases(units: Units, now: Date, limit: numbe
     for (const e of expired) byTenant.set(e.tenant_id, [...(byTenant.get(e.tenant_id) ?? []), e.id]);
     const changes: TaskChange[] = [];
     for (const [tenantId, ids] of byTenant) {
-      const caller = systemCaller(tenantId, now);
-      for (const row of (await selectTasksForUpdate(tx.db, tenantId, ids)).values()) {
-        const t = transition('lockExpired', { retryAllowed: row.retry_allowed, retryCount: row.retry_count, maxRetries: row.max_retries });
-        const retryCount = row.retry_count + (t.to.retried ? 1 : 0);
-        changes.push({
-          caller,
-          before: row,
-          after: {
-            ...row,
-            queue: t.to.queue as Queue,
-            error: t.to.error,
-            reason: t.to.note ?? null,
-            retry_count: retryCount,
-            queue_position: t.to.retried ? now : row.queue_position,
-            locked_by_mate_id: null,
-            locked_until: null,
-            run_id: null,
-            expired_lock_mate_id: row.locked_by_mate_id,
-          },
-          action: 'Lock expired',
-          details: { formerHolderMateId: row.locked_by_mate_id, lockedUntil: row.locked_until?.toISOString() ?? null },
-        });
-      }
+      for (const row of (await selectTasksForUpdate(tx.db, tenantId, ids)).values()) changes.push(lockExpired(row, now));
     }
     await applyChanges(tx, changes);
     return expired.length;

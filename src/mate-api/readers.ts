@@ -2,14 +2,18 @@
 import { Refusal } from '../lib/errors.js';
 import { getKey, readInteger, readOptionalText, readComment } from '../lib/values.js';
 import type { Caller } from '../lib/caller.js';
+import { parseDateTimeInput } from '../lib/time.js';
 import type { KpiOverrides } from '../kpis/rules.js';
 import type { HandBackAction } from '../tasks/state-machine.js';
-import type { HandBackItem } from '../tasks/hand-back.js';
+import type { ActivationDateInput, HandBackItem } from '../tasks/hand-back.js';
 
 export type Body = Record<string, unknown>;
 
 // KPI overrides are integers 0 to 2^31−1 (docs/mate-api.md §3).
 const OVERRIDE_MAX = 2 ** 31 - 1;
+
+/** Retry may set an activation date at most this far ahead (docs/mate-api.md §7.11). */
+const MAX_ACTIVATION_AHEAD_MS = 366 * 24 * 3600 * 1000;
 
 export function requireId(body: Body, key: 'taskId' | 'runId'): number {
   const v = getKey(body, key);
@@ -32,6 +36,19 @@ export function readOverrides(body: Body): KpiOverrides {
 /** A Return item's action, in any case. */
 export const ACTIONS: Record<string, HandBackAction> = { solved: 'Solved', manual: 'Manual', error: 'Error', retry: 'Retry' };
 
+/**
+ * Retry's `activationDate` (docs/mate-api.md §7.11), in the caller's time zone when it has no
+ * offset: null when absent, null or `""`. A value that is not a date within 366 days of the call
+ * is kept as sent: the hand-back refuses it for its task (invalid_activation_date), after the
+ * task's own refusals, as one item of a batch.
+ */
+export function readActivationDate(value: unknown, caller: Caller): ActivationDateInput {
+  if (value === undefined || value === null || value === '') return null;
+  const at = typeof value === 'string' ? parseDateTimeInput(value, caller.timeZone) : null;
+  if (!at || at.getTime() > caller.now.getTime() + MAX_ACTIVATION_AHEAD_MS) return { invalid: value };
+  return at;
+}
+
 /** A task action (docs/mate-api.md §6.4) as a hand-back item. */
 export function readAction(body: Body, caller: Caller, action: HandBackAction): HandBackItem {
   return {
@@ -41,7 +58,7 @@ export function readAction(body: Body, caller: Caller, action: HandBackAction): 
     reason: readOptionalText(getKey(body, 'reason'), 'reason'),
     comment: readComment(body),
     overrides: readOverrides(body),
-    activationDate: action === 'Retry' ? (getKey(body, 'activationDate') ?? null) : null,
+    activationDate: action === 'Retry' ? readActivationDate(getKey(body, 'activationDate'), caller) : null,
   };
 }
 

@@ -11,22 +11,11 @@ import { validateTaskData } from '../processes/task-data.js';
 import type { ProcessDef } from '../processes/store.js';
 import { openOrResumeRun } from '../runs/store.js';
 import { closedReason } from './gate.js';
-import { applyChanges, drawTaskIds, type TaskChange } from './funnel.js';
-import { transition, type Queue } from './state-machine.js';
+import { applyChanges, drawTaskIds } from './funnel.js';
+import { created, createdQueue, type PreparedTask } from './changes.js';
 import { findUniqueKeyOwners, type TaskRow } from './store.js';
 
-/** A validated task about to be created, with its first comment. */
-export interface PreparedTask {
-  processId: number;
-  queue: Queue;
-  data: Record<string, unknown>;
-  uniqueKey: string | null;
-  activationDate: Date;
-  deadline: Date | null;
-  urgent: boolean;
-  comment: string | null;
-  missingRequired: string[];
-}
+export type { PreparedTask } from './changes.js';
 
 /**
  * Validates raw task data items against the process's fields (docs/product.md §3) and decides
@@ -36,7 +25,6 @@ export interface PreparedTask {
 export function prepareTasks(caller: Caller, proc: ProcessDef, items: unknown[], batch: boolean): PreparedTask[] {
   const problems: FieldProblem[] = [];
   const prepared: PreparedTask[] = [];
-  const source = caller.actor.type === 'user' ? 'user' : 'mate';
   items.forEach((item, index) => {
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
       problems.push({
@@ -58,10 +46,9 @@ export function prepareTasks(caller: Caller, proc: ProcessDef, items: unknown[],
       deadline =
         reserved.deadline ?? (proc.defaultDeadlineSeconds ? new Date(caller.now.getTime() + proc.defaultDeadlineSeconds * 1000) : null);
     }
-    const t = transition('create', { source, requireApproval: proc.requireApproval, requiredMissing: missingRequired.length > 0 });
     prepared.push({
       processId: proc.id,
-      queue: t.to.queue as Queue,
+      queue: createdQueue(caller, proc, missingRequired),
       data: values,
       uniqueKey,
       activationDate,
@@ -104,45 +91,6 @@ function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === '23505';
 }
 
-/** The row a prepared task becomes, unlocked or locked for a Mate in a run. */
-function newRow(caller: Caller, id: number, p: PreparedTask, lock: { mateId: number; until: Date; runId: number } | null): TaskRow {
-  return {
-    tenant_id: caller.tenantId,
-    id,
-    process_id: p.processId,
-    queue: p.queue,
-    error: false,
-    reason: null,
-    data: p.data,
-    unique_key: p.uniqueKey,
-    activation_date: p.activationDate,
-    deadline: p.deadline,
-    urgent: p.urgent,
-    queue_position: p.activationDate,
-    retry_count: 0,
-    locked_by_mate_id: lock?.mateId ?? null,
-    locked_by_user_id: null,
-    locked_until: lock?.until ?? null,
-    expired_lock_mate_id: null,
-    run_id: lock?.runId ?? null,
-    created_at: caller.now,
-    updated_at: caller.now,
-    deleted_at: null,
-  };
-}
-
-function creations(caller: Caller, rows: TaskRow[], prepared: PreparedTask[], action: string, clearsFailure: boolean): TaskChange[] {
-  return rows.map((row, i) => ({
-    caller,
-    before: null,
-    after: row,
-    action,
-    comment: prepared[i].comment,
-    details: prepared[i].missingRequired.length ? { missingRequired: prepared[i].missingRequired } : null,
-    clearsFailure,
-  }));
-}
-
 /**
  * Runs `write` inside a savepoint, so that a unique key taken by a concurrent create or update
  * between our check and our write is answered as `duplicate_key` (`recheck` runs the check again
@@ -169,13 +117,13 @@ export async function createTasks(tx: Tx, caller: Caller, proc: ProcessDef, prep
   if (!proc.tasksEnabled) throw new Refusal('tasks_disabled', `Process ${proc.processKey} has no tasks`);
   await checkUniqueKeys(tx, caller, proc, prepared, batch);
   const ids = await drawTaskIds(tx, prepared.length);
-  const rows = prepared.map((p, i) => newRow(caller, ids[i], p, null));
+  const changes = prepared.map((p, i) => created(caller, ids[i], p, null));
   await guardedWrite(
     tx,
-    () => applyChanges(tx, creations(caller, rows, prepared, 'Created', false)),
+    () => applyChanges(tx, changes),
     () => checkUniqueKeys(tx, caller, proc, prepared, batch),
   );
-  return rows;
+  return changes.map((c) => c.after);
 }
 
 /**
@@ -206,17 +154,17 @@ export async function createAndTake(
   const mateId = callerMateId(caller)!;
   const until = new Date(caller.now.getTime() + proc.lockTimeoutSeconds * 1000);
   const [id] = await drawTaskIds(tx, 1);
-  let created: { task: TaskRow; runId: number } | null = null;
+  let taken: { task: TaskRow; runId: number } | null = null;
   // the run is opened inside the guarded write: a create that loses a key race changes nothing
   await guardedWrite(
     tx,
     async () => {
       const runId = await openOrResumeRun(tx.db, caller.tenantId, proc.id, [mateId], caller.now, proc.runTimeoutSeconds);
-      const task = newRow(caller, id, prepared, { mateId, until, runId });
-      await applyChanges(tx, creations(caller, [task], [prepared], 'Created and taken', true));
-      created = { task, runId };
+      const change = created(caller, id, prepared, { mateId, until, runId });
+      await applyChanges(tx, [change]);
+      taken = { task: change.after, runId };
     },
     () => checkUniqueKeys(tx, caller, proc, [prepared], false),
   );
-  return created!;
+  return taken!;
 }

@@ -16,8 +16,8 @@ import type { Tx } from '../db/tx.js';
 import type { Caller } from '../lib/caller.js';
 import { replaceFields, type FieldEdit } from '../processes/editing.js';
 import type { FieldView } from '../processes/summary.js';
-import { applyChanges, type TaskChange } from './funnel.js';
-import { transition, type Queue } from './state-machine.js';
+import { applyChanges } from './funnel.js';
+import { fieldsCompleted } from './changes.js';
 import { completeNeedsDataIds, renameDataKey, selectTasksForUpdate } from './store.js';
 
 /** NeedsData tasks are read and moved this many a statement. */
@@ -42,18 +42,10 @@ export async function editFields(tx: Tx, caller: Caller, processId: number, inpu
   const ids = await completeNeedsDataIds(tx.db, caller.tenantId, processId, required, caller.now);
   for (let i = 0; i < ids.length; i += BATCH) {
     const rows = await selectTasksForUpdate(tx.db, caller.tenantId, ids.slice(i, i + BATCH));
-    const changes: TaskChange[] = [];
-    for (const row of rows.values()) {
-      const t = transition('edit', { requiredMissing: false });
-      changes.push({
-        caller,
-        before: row,
-        after: { ...row, queue: t.to.queue as Queue, error: t.to.error, queue_position: caller.now },
-        action: 'Fields changed',
-        details: { reason: 'the required fields changed: every required field holds a value' },
-      });
-    }
-    await applyChanges(tx, changes);
+    await applyChanges(
+      tx,
+      [...rows.values()].map((row) => fieldsCompleted(row, caller)),
+    );
   }
   return { fields, renamed, movedToReady: ids.length };
 }

@@ -6,25 +6,22 @@
 import type { Tx } from '../db/tx.js';
 import { Refusal, refused, type Outcome } from '../lib/errors.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
-import { parseDateTimeInput } from '../lib/time.js';
-import { computeKpi, type KpiOverrides } from '../kpis/rules.js';
-import { applyChanges, type TaskChange } from './funnel.js';
-import { transition, type HandBackAction, type Queue } from './state-machine.js';
+import { applyChanges } from './funnel.js';
+import { handedBack, type HandBackChange, type HandBackInput } from './changes.js';
+import type { HandBackAction, Queue } from './state-machine.js';
 import { existingTaskIds, selectTasks, selectTasksForUpdate, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
 
-/** Retry may set an activation date at most this far ahead (docs/mate-api.md §7.11). */
-const MAX_ACTIVATION_AHEAD_MS = 366 * 24 * 3600 * 1000;
+/**
+ * Retry's activation date as the surface read it (docs/mate-api.md §7.11): none, the date asked
+ * for, or the value sent when it is not a date within 366 days. That one is refused
+ * (invalid_activation_date) per item, after the task's own refusals, and the task stays locked.
+ */
+export type ActivationDateInput = Date | null | { invalid: unknown };
 
-export interface HandBackItem {
-  /** a Mate */
-  caller: Caller;
+export interface HandBackItem extends HandBackInput {
   taskId: number;
-  action: HandBackAction;
-  reason: string | null;
-  comment: string | null;
-  overrides: KpiOverrides;
-  /** Retry only: the raw value sent; unreadable or > 366 days ahead → invalid_activation_date */
-  activationDate: unknown;
+  /** Retry only (null otherwise) */
+  activationDate: ActivationDateInput;
 }
 
 export interface HandedBack {
@@ -118,7 +115,7 @@ export async function handBackAs(
           ids.filter((id) => !rows.has(id)),
         )
       : null;
-  const changes = new Map<number, TaskChange>();
+  const changes = new Map<number, HandBackChange>();
   const results: (Outcome<HandedBack> | null)[] = [];
   const seen = new Set<number>();
   for (const item of items) {
@@ -139,57 +136,26 @@ export async function handBackAs(
       results.push(refused(refusal!));
       continue;
     }
-    let queuePosition = caller.now;
-    let activationDate = row.activation_date;
-    if (item.action === 'Retry' && item.activationDate !== null && item.activationDate !== undefined && item.activationDate !== '') {
-      const at = typeof item.activationDate === 'string' ? parseDateTimeInput(item.activationDate, caller.timeZone) : null;
-      if (!at || at.getTime() > caller.now.getTime() + MAX_ACTIVATION_AHEAD_MS) {
-        results.push(
-          refused(
-            new Refusal(
-              'invalid_activation_date',
-              `activationDate ${JSON.stringify(item.activationDate)} is not a date within 366 days; task ${item.taskId} stays locked by you`,
-            ),
+    const at = item.action === 'Retry' ? item.activationDate : null;
+    if (at !== null && !(at instanceof Date)) {
+      results.push(
+        refused(
+          new Refusal(
+            'invalid_activation_date',
+            `activationDate ${JSON.stringify(at.invalid)} is not a date within 366 days; task ${item.taskId} stays locked by you`,
           ),
-        );
-        continue;
-      }
-      activationDate = at < caller.now ? caller.now : at;
-      queuePosition = activationDate;
+        ),
+      );
+      continue;
     }
-    const t = transition(item.action, { retryAllowed: row.retry_allowed, retryCount: row.retry_count, maxRetries: row.max_retries });
-    const queue = t.to.queue as Queue;
-    const retryCount = row.retry_count + (t.to.retried ? 1 : 0);
-    const outcome = t.to.kpi!;
-    const { version, ...before } = row;
-    const after: ReadTaskRow = {
-      ...before,
-      queue,
-      error: t.to.error,
-      reason: item.reason,
-      retry_count: retryCount,
-      activation_date: t.to.retried ? activationDate : row.activation_date,
-      queue_position: t.to.retried ? queuePosition : row.queue_position,
-      locked_by_mate_id: null,
-      locked_until: null,
-      run_id: null,
-      expired_lock_mate_id: null,
-    };
-    changes.set(row.id, {
-      caller,
-      before,
-      after,
-      action: item.action,
-      comment: item.comment,
-      details: t.to.note ? { note: t.to.note } : null,
-      kpi: { outcome, ...computeKpi(row.kpi, outcome, item.overrides) },
-      clearsFailure: true,
-      expectedVersion: mode === 'version' ? version : null,
-    });
+    const change = handedBack(row, item, at, mode === 'version');
+    changes.set(row.id, change);
     // later items in this batch see the new state
+    const { after } = change;
     rows.set(row.id, after);
-    const message = t.to.note ? `Task ${row.id}: ${t.to.note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
-    results.push({ ok: true, value: { taskId: row.id, queue, error: t.to.error, message } });
+    const note = change.details?.note;
+    const message = note ? `Task ${row.id}: ${note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
+    results.push({ ok: true, value: { taskId: row.id, queue: after.queue, error: after.error, message } });
   }
   const { skipped } = await applyChanges(tx, [...changes.values()]);
   if (skipped.length) {

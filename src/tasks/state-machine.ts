@@ -1,7 +1,9 @@
 /**
  * The task life cycle (docs/product.md §5) as one table: from, action, condition → to, effects.
- * The services pick the first row whose action matches and whose guard holds; docs/state-machine.md
- * is rendered from this table (test/state-machine-doc.test.ts keeps the two equal).
+ * The change constructors (changes.ts) pick the first row whose action matches and whose guard
+ * holds, and build the change from its target; docs/state-machine.md is rendered from this table
+ * (test/state-machine-doc.test.ts keeps the two equal, test/changes.test.ts drives every row
+ * through its constructor).
  */
 export type Queue = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
 export const QUEUES: readonly Queue[] = ['Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'Solved'];
@@ -16,21 +18,9 @@ export type Action =
   | 'lockExpired'
   | 'update'
   | 'extendLock'
-  // people (docs/product.md §5.6), src/tasks/people.ts
+  // people (docs/product.md §5.6): changes.ts personAction
   | PeopleAction;
 export type PeopleAction = 'move' | 'edit' | 'comment' | 'approve' | 'reject' | 'clearError' | 'setUrgent' | 'unlock' | 'reopen' | 'delete';
-export const PEOPLE_ACTIONS: ReadonlySet<Action> = new Set<PeopleAction>([
-  'move',
-  'edit',
-  'comment',
-  'approve',
-  'reject',
-  'clearError',
-  'setUrgent',
-  'unlock',
-  'reopen',
-  'delete',
-]);
 export type HandBackAction = 'Solved' | 'Manual' | 'Error' | 'Retry';
 export type KpiOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry';
 
@@ -51,6 +41,7 @@ export interface Facts {
 export interface Target {
   /** 'requested': the queue the person asked for (move, reopen) */
   queue: Queue | 'unchanged' | 'requested';
+  /** the Error flag afterwards; with queue 'unchanged' the flag is left as it is too */
   error: boolean;
   /** retryCount + 1 and queue position at the bottom (or the given activation date) */
   retried?: boolean;
@@ -329,14 +320,10 @@ export const TRANSITIONS: readonly Transition[] = [
   },
 ];
 
-/** How often each row was taken in this process: lets the tests prove that they walk every row. */
-export const rowsTaken = new Map<Transition, number>();
-
 /** The first row for `action` whose guard holds. Every action has an unconditional last row or complete guards. */
 export function transition(action: Action, facts: Facts): Transition {
   const row = TRANSITIONS.find((t) => t.action === action && t.guard(facts));
   if (!row) throw new Error(`no transition for ${action} with ${JSON.stringify(facts)}`);
-  rowsTaken.set(row, (rowsTaken.get(row) ?? 0) + 1);
   return row;
 }
 

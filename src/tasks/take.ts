@@ -11,7 +11,6 @@ import { clearFailure, type ProcessDef } from '../processes/store.js';
 import { activitySlack, closeIdleRun, closeOpenRun } from '../runs/store.js';
 import { closedReason, type DummyReason } from './gate.js';
 import { withDerivedWrites, publishChanges } from './funnel.js';
-import { transition } from './state-machine.js';
 import { takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 
 export interface TakeRequest {
@@ -137,7 +136,6 @@ export class Takes {
       if (last === undefined || now.getTime() - last >= proc.runTimeoutSeconds * 1000) {
         await closeIdleRun(tx.db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
       }
-      transition('take', {});
       const slots: TakeSlot[] = requests.flatMap((r) =>
         Array.from({ length: r.count }, () => ({
           mateId: r.caller.actor.id!,

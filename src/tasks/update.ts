@@ -10,7 +10,7 @@ import type { ProcessDef } from '../processes/store.js';
 import { applyChanges } from './funnel.js';
 import { guardedWrite } from './create.js';
 import { lockTask, mateTaskRefusal } from './hand-back.js';
-import { transition, type Queue } from './state-machine.js';
+import { lockExtended, updated } from './changes.js';
 import { findUniqueKeyOwners, type TaskRow } from './store.js';
 
 /**
@@ -34,8 +34,6 @@ export async function updateTask(
   const proc = await loadProcess(row.process_id);
   const r = validateTaskData({ fields: proc.fields, body, mode: 'update', timeZone: caller.timeZone, current: row.data });
   if (!r.ok) throw problemsRefusal(r.problems);
-  const data = { ...row.data, ...r.values };
-  for (const [k, v] of Object.entries(r.values)) if (v === null) delete data[k];
   const uniqueKey = r.uniqueKey;
   // a unique key value used by another task not Solved is refused (docs/product.md §3)
   const refuseDuplicateKey = async () => {
@@ -46,23 +44,10 @@ export async function updateTask(
     }
   };
   await refuseDuplicateKey();
-  const t = transition('update', { requiredMissing: row.queue === 'NeedsData' ? r.missingRequired.length > 0 : undefined });
-  const queue = t.to.queue === 'unchanged' ? row.queue : (t.to.queue as Queue);
-  const lockedUntil = heldByMe
-    ? new Date(Math.max(row.locked_until!.getTime(), caller.now.getTime() + proc.lockTimeoutSeconds * 1000))
-    : row.locked_until;
-  const after: TaskRow = { ...row, queue, data, unique_key: uniqueKey, locked_until: lockedUntil };
-  const change = {
-    caller,
-    before: row,
-    after,
-    action: 'Updated',
-    comment: r.reserved.comment ?? null,
-    details: { fields: Object.keys(r.values) },
-    clearsFailure: true,
-  };
+  const change = updated(row, r, caller, heldByMe ? proc.lockTimeoutSeconds : null);
   await guardedWrite(tx, () => applyChanges(tx, [change]), refuseDuplicateKey);
-  const moved = queue !== row.queue ? `; it moved to ${queue}` : '';
+  const { after } = change;
+  const moved = after.queue !== row.queue ? `; it moved to ${after.queue}` : '';
   return { message: `Task ${taskId} updated${moved}`, row: after };
 }
 
@@ -76,12 +61,7 @@ export async function extendLock(
   const row = await lockTask(tx, caller.tenantId, taskId);
   const refusal = mateTaskRefusal(row, caller, taskId);
   if (refusal || !row) throw refusal!;
-  transition('extendLock', {});
-  const lease = (seconds ?? row.lock_timeout_seconds) * 1000;
-  const lockedUntil = new Date(Math.max(row.locked_until!.getTime(), caller.now.getTime() + lease));
-  const after: TaskRow = { ...row, locked_until: lockedUntil };
-  await applyChanges(tx, [
-    { caller, before: row, after, action: 'Lock extended', details: { lockedUntil: lockedUntil.toISOString() }, clearsFailure: true },
-  ]);
-  return { message: `Lock on task ${taskId} extended`, row: after };
+  const change = lockExtended(row, seconds, caller);
+  await applyChanges(tx, [change]);
+  return { message: `Lock on task ${taskId} extended`, row: change.after };
 }
