@@ -9,6 +9,13 @@
  * - imports form a cycle, between folders (src/tasks → src/processes → src/tasks) or between files;
  * - a dependency of package.json is used nowhere (see UNUSED_ALLOWED for the declared exceptions).
  *
+ * The web app (web/src, README "Architecture") is held to the same cycle check, its folders being the
+ * ones directly under web/src (pages, components, api, lib) and its top files (router.tsx, main.tsx):
+ * a page that imported the router, which imports the pages, is a cycle. It also fails when
+ * - web/src/lib imports anything under web/src outside web/src/lib (it is the ground floor);
+ * - a file under web/src imports a file outside web/src by a relative path (the server's code is
+ *   not the app's, and the client package is imported by its name, @queuemate/client).
+ *
  * Imports are read with the TypeScript compiler's pre-processor (static, type-only, dynamic and
  * re-exports alike), so a string that merely looks like an import in a comment does not count.
  */
@@ -58,7 +65,15 @@ export function importsOf(text: string): string[] {
 /** A relative specifier resolved to a file under root ('src/tasks/take.ts'), or null when it names none. */
 function resolveRelative(root: string, from: string, spec: string): string | null {
   const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
-  const candidates = [base, base.replace(/\.(m|c)?js$/, '.$1ts'), `${base}.ts`, `${base}/index.ts`];
+  const candidates = [
+    base,
+    base.replace(/\.(m|c)?js$/, '.$1ts'),
+    base.replace(/\.js$/, '.tsx'),
+    `${base}.ts`,
+    `${base}.tsx`,
+    `${base}/index.ts`,
+    `${base}/index.tsx`,
+  ];
   for (const c of candidates) if (fs.existsSync(path.join(root, c)) && fs.statSync(path.join(root, c)).isFile()) return c;
   return null;
 }
@@ -70,10 +85,22 @@ export function packageOf(spec: string): string | null {
   return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
-/** 'src/tasks/take.ts' → 'src/tasks'; 'src/app.ts' → 'src/app.ts'. */
+/** The web app's sources: the tree that web/src holds. */
+const WEB = 'web/src';
+
+/** The tree a file belongs to: 'src' or 'web/src'. */
+function treeOf(file: string): string {
+  return file.startsWith(`${WEB}/`) ? WEB : 'src';
+}
+
+/**
+ * The folder (or top file) of its tree a file counts in for the folder cycles: 'src/tasks/take.ts' →
+ * 'src/tasks', 'src/app.ts' → 'src/app.ts', 'web/src/pages/queue/QueuePage.tsx' → 'web/src/pages'.
+ */
 function unitOf(file: string): string {
-  const parts = file.split('/');
-  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : file;
+  const tree = treeOf(file);
+  const parts = file.slice(tree.length + 1).split('/');
+  return parts.length > 1 ? `${tree}/${parts[0]}` : file;
 }
 
 function isSurface(file: string): boolean {
@@ -87,6 +114,17 @@ function isComposition(file: string): boolean {
 
 function isDomain(file: string): boolean {
   return file.startsWith('src/') && !isSurface(file) && !isComposition(file);
+}
+
+/** The problems of one import of the web app (its cycles are found with the server's). */
+function webImportProblem(file: string, target: string): string | null {
+  if (!target.startsWith(`${WEB}/`)) {
+    return `${file}: imports ${target}, outside ${WEB} (the app imports the client by its package name, @queuemate/client, and never the server's code)`;
+  }
+  if (file.startsWith(`${WEB}/lib/`) && !target.startsWith(`${WEB}/lib/`)) {
+    return `${file}: ${WEB}/lib imports ${target} (${WEB}/lib imports nothing of the app outside ${WEB}/lib)`;
+  }
+  return null;
 }
 
 /** Every cycle of a directed graph, one per strongly connected component, as a path a → b → … → a. */
@@ -156,10 +194,13 @@ export function checkLayers(root: string): string[] {
     g.get(a)!.add(b);
   };
 
-  for (const file of listFiles(root, 'src', /\.ts$/)) {
+  const files = [...listFiles(root, 'src', /\.ts$/), ...listFiles(root, WEB, /\.tsx?$/)];
+  for (const file of files) {
     if (file.endsWith('.d.ts')) continue;
     fileGraph.set(file, fileGraph.get(file) ?? new Set());
+    const web = treeOf(file) === WEB;
     for (const spec of importsOf(fs.readFileSync(path.join(root, file), 'utf8'))) {
+      if (web && !spec.startsWith('.')) continue;
       if (!spec.startsWith('.')) {
         const pkg = packageOf(spec);
         if (isDomain(file) && pkg !== null && (pkg === 'fastify' || pkg.startsWith('@fastify/'))) {
@@ -170,6 +211,16 @@ export function checkLayers(root: string): string[] {
       const target = resolveRelative(root, file, spec);
       if (target === null) {
         problems.push(`${file}: '${spec}' names no file`);
+        continue;
+      }
+      if (web) {
+        const problem = webImportProblem(file, target);
+        if (problem !== null) {
+          problems.push(problem);
+          continue;
+        }
+        edge(fileGraph, file, target);
+        if (unitOf(file) !== unitOf(target)) edge(unitGraph, unitOf(file), unitOf(target));
         continue;
       }
       if (!target.startsWith('src/')) continue;

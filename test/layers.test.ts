@@ -1,4 +1,4 @@
-/** The layering and unused-dependency checks of scripts/check-layers.ts, on synthetic trees and on this repository. */
+/** The layering and unused-dependency checks of scripts/check-layers.ts (the server's src and the web app's web/src), on synthetic trees and on this repository. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -82,6 +82,79 @@ test('an import cycle between folders and one between files are reported with th
     problems.join('\n'),
   );
   assert.equal(problems.length, 3, problems.join('\n'));
+});
+
+test('the web app: a clean tree passes; pages read their route by id, the router imports the pages', (t) => {
+  const root = tree(t, {
+    'web/src/main.tsx': "import { router } from './router';\nimport { ApiError } from './lib/http';\n",
+    'web/src/router.tsx': [
+      "import { createRouter } from '@tanstack/react-router';",
+      "import { OverviewPage } from './pages/Overview';",
+      "const QueuePage = () => import('./pages/queue/QueuePage');",
+      "import { parseQueueSearch } from './lib/queue-search';",
+    ].join('\n'),
+    'web/src/pages/Overview.tsx': "import classes from './Overview.module.css';\nimport { processesQuery } from '../api/queries';\n",
+    'web/src/pages/Overview.module.css': '.count { padding: 4px; }\n',
+    'web/src/pages/queue/QueuePage.tsx': [
+      "import { getRouteApi } from '@tanstack/react-router';",
+      "import { QueueTable } from './QueueTable';",
+      "import { DataTable } from '../../components/DataTable';",
+      "import type { QueueSearch } from '../../lib/queue-search';",
+    ].join('\n'),
+    'web/src/pages/queue/QueueTable.tsx': "import { clickRow } from '../../lib/selection';\n",
+    'web/src/pages/queue/QueueTable.test.tsx': "import { QueueTable } from './QueueTable';\n",
+    'web/src/components/DataTable.tsx': "import { Table } from '@mantine/core';\n",
+    'web/src/api/queries.ts': "import { api } from '../lib/http';\nimport { taskListQuery } from '../lib/queue-search';\n",
+    'web/src/lib/http.ts': "import type { ApiErrorBody } from './api-types';\n",
+    'web/src/lib/api-types.ts': "import type { paths } from '@queuemate/client';\n",
+    'web/src/lib/queue-search.ts': "import type { QueueName } from './api-types';\n",
+    'web/src/lib/selection.ts': 'export const emptySelection = {};\n',
+  });
+  assert.deepEqual(checkLayers(root), []);
+});
+
+test('the web app: a page importing the router, and files importing each other, are reported as cycles', (t) => {
+  const root = tree(t, {
+    'web/src/router.tsx': "const TaskPage = () => import('./pages/Task');\nimport { SignInPage } from './pages/SignIn';\n",
+    'web/src/pages/Task.tsx': "import { taskRoute } from '../router';\n",
+    'web/src/pages/SignIn.tsx': "import { signInRoute } from '../router';\n",
+    'web/src/api/live.tsx': "import { staleKeys } from './live-events';\n",
+    'web/src/api/live-events.ts': "import { POLL_MS } from './live';\n",
+  });
+  const problems = checkLayers(root);
+  assert.ok(problems.includes('import cycle between folders: web/src/pages → web/src/router.tsx → web/src/pages'), problems.join('\n'));
+  assert.ok(
+    problems.includes('import cycle between files: web/src/pages/SignIn.tsx → web/src/router.tsx → web/src/pages/SignIn.tsx'),
+    problems.join('\n'),
+  );
+  assert.ok(
+    problems.includes('import cycle between files: web/src/api/live-events.ts → web/src/api/live.tsx → web/src/api/live-events.ts'),
+    problems.join('\n'),
+  );
+  assert.equal(problems.length, 3, problems.join('\n'));
+});
+
+test('the web app: web/src/lib importing the rest of the app, and a relative import out of web/src, are reported', (t) => {
+  const root = tree(t, {
+    'web/src/lib/roles.ts': "import { PERMISSIONS } from '../../../client/src/permissions';\nimport type { Role } from '../api/types';\n",
+    'web/src/api/types.ts': "import type { paths } from '../../../client/src/schema';\nimport { createApp } from '../../../src/app.js';\n",
+    'client/src/permissions.ts': 'export const PERMISSIONS = {};\n',
+    'client/src/schema.ts': 'export interface paths {}\n',
+    'src/app.ts': 'export const createApp = 1;\n',
+  });
+  const problems = checkLayers(root);
+  const expected = [
+    'web/src/lib/roles.ts: imports client/src/permissions.ts, outside web/src',
+    'web/src/lib/roles.ts: web/src/lib imports web/src/api/types.ts',
+    'web/src/api/types.ts: imports client/src/schema.ts, outside web/src',
+    'web/src/api/types.ts: imports src/app.ts, outside web/src',
+  ];
+  for (const e of expected)
+    assert.ok(
+      problems.some((p) => p.startsWith(e)),
+      `missing "${e}" in\n${problems.join('\n')}`,
+    );
+  assert.equal(problems.length, expected.length, problems.join('\n'));
 });
 
 test('a dependency used nowhere is reported; imports, scripts, bins, @types and declared exceptions count as uses', (t) => {

@@ -14,5 +14,5 @@ export default defineConfig({
   html: { cspNonce: '__QM_CSP_NONCE__' },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 1500 },
   server: { proxy: { '/v1': api, '/api': api, '/connect': api } },
-  test: { environment: 'node', include: ['src/**/*.test.ts'] },
+  test: { environment: 'node', include: ['src/**/*.test.{ts,tsx}'] },
 });

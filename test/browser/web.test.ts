@@ -300,9 +300,10 @@ test('an ended session sends the person to sign-in and then back to where they w
   await w.page.getByTestId('queue-total').filter({ hasText: '1 task' }).waitFor();
   await w.context.clearCookies();
   // the page is live (the open event stream keeps running, no poll): the ended session shows at the
-  // next request, here the refresh when the person comes back to the tab
+  // next request, here the refresh when the person comes back to the tab. A browser fires
+  // visibilitychange at the document as a bubbling event; TanStack Query listens for it on the window.
   await w.page.getByText('Live', { exact: true }).waitFor();
-  await w.page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  await w.page.evaluate(() => document.dispatchEvent(new Event('visibilitychange', { bubbles: true })));
   await w.page.waitForURL(/\/sign-in\?redirect=/, { timeout: 6000 });
   await w.page.getByText('Your session has ended').waitFor();
   await signIn(w.page, 'anna');

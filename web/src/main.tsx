@@ -15,7 +15,7 @@ import '@mantine/core/styles.css';
 import '@mantine/notifications/styles.css';
 import '@mantine/dates/styles.css';
 import { router } from './router';
-import { ApiError } from './api/http';
+import { ApiError } from './lib/http';
 
 /** The CSP nonce the server put on this page (src/web/serve.ts); Mantine's <style> elements carry it. */
 const nonce = document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce ?? '';

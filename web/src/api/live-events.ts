@@ -3,9 +3,11 @@
  * read with `?as=message` (docs/events.md §5): every event arrives on `onmessage` with its type in
  * the data, so no list of types is kept here; an unknown (future) type refreshes everything.
  */
+import { notificationsKey, processesKey, taskKey, tasksKey, webhooksKey } from './queries';
+
 export type QueryKey = readonly unknown[];
 
-/** Query keys (prefixes) an event makes stale; see queries.ts for the keys the screens use. */
+/** Query keys (prefixes) an event makes stale; queries.ts builds every key the screens use. */
 export function staleKeys(data: unknown): QueryKey[] {
   const e = (typeof data === 'object' && data !== null ? data : {}) as { type?: unknown; processId?: unknown; taskId?: unknown };
   const type = typeof e.type === 'string' ? e.type : '';
@@ -13,12 +15,12 @@ export function staleKeys(data: unknown): QueryKey[] {
   const taskId = typeof e.taskId === 'number' ? e.taskId : null;
   // a process's gate, settings, Failure or runs: its card on the overview and its page (['processes', id]);
   // a Failure or a stop by errors is also a notification (the layout's badge)
-  if (type.startsWith('process.')) return [['processes'], ['notifications']];
-  if (type.startsWith('run.')) return [['processes']];
-  if (type.startsWith('webhook.')) return [['notifications'], ['admin', 'webhooks']];
+  if (type.startsWith('process.')) return [processesKey(), notificationsKey()];
+  if (type.startsWith('run.')) return [processesKey()];
+  if (type.startsWith('webhook.')) return [notificationsKey(), webhooksKey()];
   // a task change: the counts, that process's queue views and that task's page
-  if (type.startsWith('task.') && processId !== null && taskId !== null) return [['processes'], ['tasks', processId], ['task', taskId]];
-  return [['processes'], ['tasks'], ['task'], ['notifications']];
+  if (type.startsWith('task.') && processId !== null && taskId !== null) return [processesKey(), tasksKey(processId), taskKey(taskId)];
+  return [processesKey(), tasksKey(), taskKey(), notificationsKey()];
 }
 
 /**

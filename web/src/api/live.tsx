@@ -5,7 +5,7 @@
  * while the browser reconnects, or when the server refuses it).
  */
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type QueryKey, type UseQueryOptions, type UseQueryResult } from '@tanstack/react-query';
 import { burst, staleKeys } from './live-events';
 
 export const POLL_MS = 2000;
@@ -18,6 +18,18 @@ const LiveContext = createContext<{ live: boolean }>({ live: false });
 export function useLive(): { live: boolean; refetchInterval: number | false } {
   const { live } = useContext(LiveContext);
   return { live, refetchInterval: live ? false : POLL_MS };
+}
+
+/**
+ * A query (api/queries.ts) that the live stream keeps fresh: while the stream is not open it is
+ * polled every `pollMs` instead (POLL_MS for what a view shows, longer for a badge).
+ */
+export function useLiveQuery<TQueryFnData, TError, TData, TQueryKey extends QueryKey>(
+  options: UseQueryOptions<TQueryFnData, TError, TData, TQueryKey>,
+  pollMs: number = POLL_MS,
+): UseQueryResult<TData, TError> {
+  const { live } = useLive();
+  return useQuery({ ...options, refetchInterval: live ? false : pollMs });
 }
 
 export function LiveProvider({ children }: { children: ReactNode }) {

@@ -1,28 +1,9 @@
-/** The signed-in person and tenant, read once from GET /v1/session and shared through context. */
+/** The signed-in person and tenant (api/queries.ts reads them once from GET /v1/session), shared through context. */
 import { createContext, useContext } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, setCsrfToken } from './http';
-import type { Session } from './types';
-
-export const SESSION_KEY = ['session'] as const;
-
-export async function fetchSession(): Promise<Session | null> {
-  try {
-    const s = await api<Session>('/v1/session');
-    setCsrfToken(s.csrfToken);
-    return s;
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
-      setCsrfToken(null);
-      return null;
-    }
-    throw err;
-  }
-}
-
-export function useSessionQuery() {
-  return useQuery({ queryKey: SESSION_KEY, queryFn: fetchSession, staleTime: Infinity, retry: 1 });
-}
+import { useQueryClient } from '@tanstack/react-query';
+import { api, setCsrfToken } from '../lib/http';
+import type { Session } from '../lib/api-types';
+import { sessionQuery } from './queries';
 
 export async function signIn(body: { clientId: string; username: string; password: string }): Promise<Session> {
   const s = await api<Session>('/v1/session', { method: 'POST', body });
@@ -36,7 +17,7 @@ export function useSignOut() {
     await api('/v1/session', { method: 'DELETE' }).catch(() => {});
     setCsrfToken(null);
     qc.clear();
-    qc.setQueryData(SESSION_KEY, null);
+    qc.setQueryData(sessionQuery().queryKey, null);
   };
 }
 

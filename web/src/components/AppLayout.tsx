@@ -16,10 +16,11 @@ import {
   Button,
 } from '@mantine/core';
 import { Outlet, useNavigate, useRouterState } from '@tanstack/react-router';
-import { useQueryClient } from '@tanstack/react-query';
-import { SessionContext, SESSION_KEY, useSessionQuery, useSignOut } from '../api/session';
-import { onSessionEnded, errorMessage } from '../api/http';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { sessionQuery } from '../api/queries';
+import { SessionContext, useSignOut } from '../api/session';
 import { LiveProvider, useLive } from '../api/live';
+import { onSessionEnded, errorMessage } from '../lib/http';
 import { AnchorLink } from './links';
 import { AccountMenuItems, AdminNavLink, NotificationsBell } from './admin/LayoutLinks';
 
@@ -52,7 +53,7 @@ function ToSignIn({ from }: { from: string }) {
 }
 
 export function AppLayout() {
-  const session = useSessionQuery();
+  const session = useQuery(sessionQuery());
   const qc = useQueryClient();
   const signOut = useSignOut();
   const { colorScheme, setColorScheme } = useMantineColorScheme();
@@ -60,7 +61,7 @@ export function AppLayout() {
 
   useEffect(() => {
     // any request answering 401: the session has ended; back to sign-in, then here again
-    onSessionEnded(() => qc.setQueryData(SESSION_KEY, null));
+    onSessionEnded(() => qc.setQueryData(sessionQuery().queryKey, null));
     return () => onSessionEnded(null);
   }, [qc]);
 

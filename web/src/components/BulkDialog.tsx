@@ -5,9 +5,9 @@
 import { useEffect, useState } from 'react';
 import { Alert, Button, Group, List, Modal, Progress, Stack, Text } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, errorMessage } from '../api/http';
-import { fetchJob } from '../api/queries';
-import type { BulkAction, Job, QueueName } from '../api/types';
+import { bulkCountQuery, jobQuery, processesKey, tasksKey } from '../api/queries';
+import { api, errorMessage } from '../lib/http';
+import type { BulkAction, QueueName } from '../lib/api-types';
 
 export interface BulkRequest {
   action: BulkAction;
@@ -43,26 +43,19 @@ export function BulkDialog({
     setStartError(null);
   }, [request]);
 
-  const count = useQuery({
-    queryKey: ['bulk-count', processId, body],
-    queryFn: () => api<{ total: number }>(`/v1/processes/${processId}/tasks/bulk/count`, { method: 'POST', body }).then((r) => r.total),
-    enabled: !!request && !jobId,
-    staleTime: 0,
-    gcTime: 0,
-  });
+  const count = useQuery({ ...bulkCountQuery(processId, body), enabled: !!request && !jobId });
 
+  // a job's progress every 500 ms until it ends
   const job = useQuery({
-    queryKey: ['job', jobId],
-    queryFn: ({ signal }) => fetchJob(jobId!, signal),
-    enabled: !!jobId,
-    refetchInterval: (q) => ((q.state.data as Job | undefined)?.status === 'running' || !q.state.data ? 500 : false),
+    ...jobQuery(jobId),
+    refetchInterval: (q) => (q.state.data?.status === 'running' || !q.state.data ? 500 : false),
   });
   const finished = job.data && job.data.status !== 'running';
 
   useEffect(() => {
     if (finished) {
-      void qc.invalidateQueries({ queryKey: ['tasks', processId] });
-      void qc.invalidateQueries({ queryKey: ['processes'] });
+      void qc.invalidateQueries({ queryKey: tasksKey(processId) });
+      void qc.invalidateQueries({ queryKey: processesKey() });
     }
   }, [finished, qc, processId]);
 

@@ -1,5 +1,5 @@
 import { Alert, Button, Text } from '@mantine/core';
-import { errorMessage } from '../api/http';
+import { errorMessage } from '../lib/http';
 
 export function ErrorAlert({ error, title = 'Could not load this', retry }: { error: unknown; title?: string; retry?: () => void }) {
   return (

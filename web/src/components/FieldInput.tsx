@@ -2,7 +2,7 @@
 import { Checkbox, Select, TextInput } from '@mantine/core';
 import { DateInput, DateTimePicker } from '@mantine/dates';
 import { Controller, type Control, type FieldValues, type Path } from 'react-hook-form';
-import type { Field } from '../api/types';
+import type { Field } from '../lib/api-types';
 import { fieldLabel, validateValue } from '../lib/values';
 
 export function FieldInput<T extends FieldValues>({

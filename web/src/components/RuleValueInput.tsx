@@ -18,7 +18,7 @@ import {
   TextInput,
   VisuallyHidden,
 } from '@mantine/core';
-import type { RuleType } from '../api/process-queries';
+import type { RuleType } from '../lib/api-types';
 import { cellsToList, cellsToTable, parseCells, tableColumns } from '../lib/paste';
 
 type Row = Record<string, string | number | boolean | null>;

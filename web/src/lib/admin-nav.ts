@@ -4,7 +4,7 @@
  * audit log's URL filters.
  */
 import { can, type Permission } from './roles';
-import type { Role } from '../api/types';
+import type { Role } from './api-types';
 
 /** Administration sections and the permission each needs (the server still decides). */
 export const ADMIN_SECTIONS = [

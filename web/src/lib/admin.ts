@@ -4,7 +4,8 @@
  * URL filters and its before → after in words, token expiries, the time zone list and the words for
  * notifications and webhook deliveries.
  */
-import { ApiError, errorMessage } from '../api/http';
+import type { Delivery, DeliveryAttempt } from './api-types';
+import { ApiError, errorMessage } from './http';
 import { formatDateTime } from './time';
 
 /** The server's rule for passwords people set (src/accounts/passwords.ts): 12 to 1024 characters. */
@@ -203,13 +204,7 @@ export function notificationKind(kind: string): { label: string; color: string }
 }
 
 /** A webhook delivery in words: "Delivered (200) in 12 ms", "Failed after 5 attempts: …", "Waiting (attempt 2)". */
-export function deliveryWords(d: {
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  durationMs: number | null;
-}): string {
+export function deliveryWords(d: Pick<Delivery, 'status' | 'attempts' | 'lastStatusCode' | 'lastError' | 'durationMs'>): string {
   const code = d.lastStatusCode !== null ? ` (HTTP ${d.lastStatusCode})` : '';
   const took = d.durationMs !== null ? ` in ${d.durationMs} ms` : '';
   if (d.status === 'delivered') return `Delivered${code}${took}`;
@@ -220,7 +215,7 @@ export function deliveryWords(d: {
 }
 
 /** One delivery attempt in words: "HTTP 200 in 7 ms", "No answer after 10000 ms: timed out". */
-export function attemptWords(a: { statusCode: number | null; durationMs: number; error: string | null }): string {
+export function attemptWords(a: Pick<DeliveryAttempt, 'statusCode' | 'durationMs' | 'error'>): string {
   const head = a.statusCode !== null ? `HTTP ${a.statusCode} in ${a.durationMs} ms` : `No answer after ${a.durationMs} ms`;
   return a.error ? `${head}: ${a.error}` : head;
 }

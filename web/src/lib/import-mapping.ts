@@ -3,6 +3,7 @@
  * each column of the file's header fills a field, one of the reserved keys a create accepts, or
  * nothing. The defaults are the server's: a column fills the field of the same name, ignoring case.
  */
+import type { ImportFormat } from './api-types';
 
 /** Keys besides fields that a column may fill (src/bulk/import.ts). */
 export const RESERVED_TARGETS = ['comment', 'activationDate', 'deadline', 'urgent'] as const;
@@ -32,7 +33,7 @@ export function duplicateTargets(mapping: Mapping): string[] {
 }
 
 /** The upload's format from its file name (then its type); null when neither says CSV or XLSX. */
-export function fileFormat(name: string, type = ''): 'csv' | 'xlsx' | null {
+export function fileFormat(name: string, type = ''): ImportFormat | null {
   const n = name.toLowerCase();
   if (n.endsWith('.xlsx') || type.includes('spreadsheetml')) return 'xlsx';
   if (n.endsWith('.csv') || n.endsWith('.txt') || type.startsWith('text/csv') || type.startsWith('text/plain')) return 'csv';
@@ -40,7 +41,7 @@ export function fileFormat(name: string, type = ''): 'csv' | 'xlsx' | null {
 }
 
 /** The query of an import request: the format, the dry run and the mapping as JSON. */
-export function importQuery(opts: { format: 'csv' | 'xlsx'; dryRun: boolean; mapping?: Mapping | null }): string {
+export function importQuery(opts: { format: ImportFormat; dryRun: boolean; mapping?: Mapping | null }): string {
   const q = new URLSearchParams({ format: opts.format });
   if (opts.dryRun) q.set('dryRun', 'true');
   if (opts.mapping && Object.keys(opts.mapping).length) q.set('mapping', JSON.stringify(opts.mapping));

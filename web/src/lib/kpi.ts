@@ -6,22 +6,16 @@
 import dayjs from 'dayjs';
 import utc from 'dayjs/plugin/utc';
 import timezone from 'dayjs/plugin/timezone';
+import type { KpiItem, KpiPeriod } from './api-types';
 
 dayjs.extend(utc);
 dayjs.extend(timezone);
 
-export type Period = 'day' | 'week' | 'month';
+/** day, week or month: the API's `by` */
+export type Period = KpiPeriod;
+/** The outcomes a KPI event has, in the order of the charts and the table (the API types the outcome as a string). */
 export const OUTCOMES = ['Solved', 'Manual', 'Error', 'Retry', 'Run'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-
-export interface KpiItem {
-  period: string;
-  processId: number | null;
-  outcome: string;
-  events: number;
-  entries: number;
-  secondsSaved: number;
-}
 
 export type KpiPoint = { period: string; hoursSaved: number; secondsSaved: number; tasks: number } & Record<Outcome, number>;
 

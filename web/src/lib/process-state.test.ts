@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeProcessState } from './process-state';
-import type { ProcessSummary } from '../api/types';
+import type { ProcessSummary } from './api-types';
 
 const base: ProcessSummary = {
   id: 1,

@@ -1,5 +1,5 @@
 /** A process's state in words, for the overview: what Mates are told, and what a person can do about it. */
-import type { ProcessSummary } from '../api/types';
+import type { ProcessSummary } from './api-types';
 import { formatWhen } from './time';
 
 export type Tone = 'running' | 'stopped' | 'warning' | 'idle';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQueueSearch, flattenQueueSearch, taskListQuery, nextSort, sortDirection, isFiltered } from './queue-search';
+import { parseQueueSearch, flattenQueueSearch, taskListQuery, nextSort, sortDirection, isFiltered, bulkFilter } from './queue-search';
 
 describe('queue search in the URL', () => {
   it('reads queue (any case), error flag, search, sort and field filters; drops junk', () => {
@@ -38,5 +38,17 @@ describe('queue search in the URL', () => {
     expect(isFiltered({ queue: 'Ready' })).toBe(false);
     expect(isFiltered({ queue: 'Ready', q: 'a' })).toBe(true);
     expect(isFiltered({ f: { a: '1' } })).toBe(true);
+  });
+});
+
+describe('bulkFilter()', () => {
+  it('is the list filter with the error flag as a boolean', () => {
+    expect(bulkFilter({ queue: 'Manual', error: false, q: 'acme', f: { Country: 'DK' } })).toEqual({
+      queue: 'Manual',
+      error: false,
+      q: 'acme',
+      'f.Country': 'DK',
+    });
+    expect(bulkFilter({ queue: 'Ready' })).toEqual({ queue: 'Ready' });
   });
 });

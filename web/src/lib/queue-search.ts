@@ -3,7 +3,8 @@
  * `?queue=Manual&error=true&q=acme&sort=-createdAt&f.Country=DK`. The same keys are the API's
  * list query (GET /v1/processes/:id/tasks) and the bulk endpoints' filter.
  */
-import { QUEUES, type QueueName } from '../api/types';
+import type { QueueName } from './api-types';
+import { QUEUES } from './queues';
 
 export interface QueueSearch {
   queue?: QueueName;
@@ -62,6 +63,11 @@ export function taskListQuery(s: QueueSearch, page: { limit: number; cursor?: st
   params.set('limit', String(page.limit));
   if (page.cursor) params.set('cursor', page.cursor);
   return params.toString();
+}
+
+/** The bulk endpoints' filter for "every task matching this search": the list's keys, with `error` as a boolean. */
+export function bulkFilter(s: QueueSearch): Record<string, string | boolean> {
+  return { ...flattenQueueSearch(s), ...(s.error !== undefined ? { error: s.error } : {}) };
 }
 
 /** The next sort when a column header is clicked: ascending, descending, then none. */

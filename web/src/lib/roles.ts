@@ -3,8 +3,8 @@
  * generated into client/src/permissions.ts by `npm run client`). The server still decides; this only
  * leaves out what it would refuse.
  */
-import { PERMISSIONS, type Permission } from '../../../client/src/permissions';
-import type { Role } from '../api/types';
+import { PERMISSIONS, type Permission } from '@queuemate/client';
+import type { Role } from './api-types';
 
 export type { Permission };
 

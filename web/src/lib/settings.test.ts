@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changedKeys, normaliseDates } from './settings';
+import { changedKeys, normaliseDates, parseSettingsSearch } from './settings';
 
 describe('changedKeys()', () => {
   it('only the keys whose values differ, nested objects compared by value', () => {
@@ -19,5 +19,13 @@ describe('normaliseDates()', () => {
       '2026-12-31',
       '2027-01-01',
     ]);
+  });
+});
+
+describe('parseSettingsSearch()', () => {
+  it('keeps a known tab other than the first', () => {
+    expect(parseSettingsSearch({ tab: 'rules' })).toEqual({ tab: 'rules' });
+    expect(parseSettingsSearch({ tab: 'settings' })).toEqual({});
+    expect(parseSettingsSearch({ tab: 'secrets' })).toEqual({});
   });
 });

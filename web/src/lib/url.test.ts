@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSearch, stringifySearch, safeRedirect } from './url';
+import { parseSearch, stringifySearch, safeRedirect, parseSignInSearch } from './url';
 import { parseQueueSearch } from './queue-search';
 
 describe('flat URL search', () => {
@@ -17,5 +17,10 @@ describe('flat URL search', () => {
     expect(safeRedirect('https://evil.example')).toBe('/');
     expect(safeRedirect('/sign-in?redirect=/x')).toBe('/');
     expect(safeRedirect(undefined)).toBe('/');
+  });
+  it('the sign-in page keeps a redirect only to a path of the site', () => {
+    expect(parseSignInSearch({ redirect: '/tasks/3' })).toEqual({ redirect: '/tasks/3' });
+    expect(parseSignInSearch({ redirect: '//evil.example' })).toEqual({});
+    expect(parseSignInSearch({})).toEqual({});
   });
 });

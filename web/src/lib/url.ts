@@ -23,6 +23,11 @@ export function stringifySearch(search: Record<string, unknown>): string {
   return s ? `?${s}` : '';
 }
 
+/** The sign-in page's URL: where to go afterwards (`?redirect=/tasks/3`), kept only when it is a path of this site. */
+export function parseSignInSearch(s: Record<string, unknown>): { redirect?: string } {
+  return typeof s.redirect === 'string' && safeRedirect(s.redirect) !== '/' ? { redirect: safeRedirect(s.redirect) } : {};
+}
+
 /** A redirect target after sign-in: only a path of this site, never another origin. */
 export function safeRedirect(target: unknown): string {
   if (typeof target !== 'string' || !target.startsWith('/') || target.startsWith('//') || target.startsWith('/\\')) return '/';

@@ -1,6 +1,6 @@
 /** Field values shown as text in the tenant's time zone, and read back from inputs by field type. */
 import dayjs from 'dayjs';
-import type { FieldType, FieldValue } from '../api/types';
+import type { FieldType, FieldValue } from './api-types';
 
 /** what these helpers need of a field (the API's Field, or a partial one in tests) */
 export interface FieldLike {

@@ -3,22 +3,24 @@ import { useState } from 'react';
 import { Alert, Breadcrumbs, Button, Card, Checkbox, Group, SimpleGrid, Skeleton, Stack, Text, Textarea, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from '@tanstack/react-router';
+import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useForm } from 'react-hook-form';
-import { api, ApiError, errorMessage } from '../api/http';
-import { useProcess } from '../api/queries';
+import { useLiveQuery } from '../api/live';
+import { processesKey, processQuery, tasksKey } from '../api/queries';
 import { useSession } from '../api/session';
-import type { FieldValue, Task } from '../api/types';
-import { createTaskRoute } from '../router';
+import { api, ApiError, errorMessage } from '../lib/http';
+import type { FieldValue, Task } from '../lib/api-types';
 import { inputToStored, valueToInput } from '../lib/values';
 import { FieldInput } from '../components/FieldInput';
 import { AnchorLink, ButtonLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
 
+const route = getRouteApi('/_app/processes/$processId/new');
+
 export function CreateTaskPage() {
-  const { processId } = createTaskRoute.useParams();
+  const { processId } = route.useParams();
   const id = Number(processId);
-  const process = useProcess(id);
+  const process = useLiveQuery(processQuery(id));
   const tz = useSession().tenant.timeZone;
   const qc = useQueryClient();
   const navigate = useNavigate();
@@ -47,8 +49,8 @@ export function CreateTaskPage() {
         body: { ...data, ...(urgent ? { urgent: true } : {}), ...(comment.trim() ? { comment: comment.trim() } : {}) },
       });
       notifications.show({ message: `Task ${task.id} created in ${task.queue}.` });
-      void qc.invalidateQueries({ queryKey: ['processes'] });
-      void qc.invalidateQueries({ queryKey: ['tasks', id] });
+      void qc.invalidateQueries({ queryKey: processesKey() });
+      void qc.invalidateQueries({ queryKey: tasksKey(id) });
       await navigate({ to: '/tasks/$taskId', params: { taskId: String(task.id) } });
     } catch (err) {
       if (err instanceof ApiError)

@@ -23,10 +23,12 @@ import {
   Title,
 } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
-import { ApiError, errorMessage, upload } from '../api/http';
-import { useProcess } from '../api/queries';
+import { getRouteApi } from '@tanstack/react-router';
+import { useLiveQuery } from '../api/live';
+import { processesKey, processQuery, tasksKey } from '../api/queries';
 import { useSession } from '../api/session';
-import { importRoute } from '../router';
+import { ApiError, errorMessage, upload } from '../lib/http';
+import { queueLabel } from '../lib/queues';
 import { can } from '../lib/roles';
 import { defaultMapping, duplicateTargets, fileFormat, importQuery, RESERVED_TARGETS, type Mapping } from '../lib/import-mapping';
 import { AnchorLink, ButtonLink } from '../components/links';
@@ -66,13 +68,6 @@ const RESERVED_LABEL: Record<string, string> = {
   deadline: 'Deadline',
   urgent: 'Urgent',
 };
-const QUEUE_WORDS: Record<string, string> = {
-  Ready: 'Ready',
-  NeedsData: 'Needs data',
-  NeedsApproval: 'Needs approval',
-  Manual: 'Manual',
-  Solved: 'Solved',
-};
 
 function show(v: unknown): string {
   if (v === undefined || v === null) return '';
@@ -81,13 +76,15 @@ function show(v: unknown): string {
 const withoutRowPrefix = (m: string) => m.replace(/^Row \d+: /, '');
 const landing = (queues: Record<string, number>) =>
   Object.entries(queues)
-    .map(([q, n]) => `${n.toLocaleString()} in ${QUEUE_WORDS[q] ?? q}`)
+    .map(([q, n]) => `${n.toLocaleString()} in ${queueLabel(q)}`)
     .join(', ');
 
+const route = getRouteApi('/_app/processes/$processId/import');
+
 export function ImportPage() {
-  const { processId } = importRoute.useParams();
+  const { processId } = route.useParams();
   const id = Number(processId);
-  const process = useProcess(id);
+  const process = useLiveQuery(processQuery(id));
   const role = useSession().user.role;
   const qc = useQueryClient();
   const [file, setFile] = useState<File | null>(null);
@@ -159,8 +156,8 @@ export function ImportPage() {
       const r = (await send(file, false, mapping)) as Result;
       setResult(r);
       setPreview(null);
-      void qc.invalidateQueries({ queryKey: ['processes'] });
-      void qc.invalidateQueries({ queryKey: ['tasks', id] });
+      void qc.invalidateQueries({ queryKey: processesKey() });
+      void qc.invalidateQueries({ queryKey: tasksKey(id) });
     } catch (err) {
       fail(err);
     } finally {

@@ -7,12 +7,12 @@
 import { Anchor, Card, Group, Loader, ScrollArea, Select, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { AreaChart, BarChart } from '@mantine/charts';
 import { DatePickerInput } from '@mantine/dates';
-import { useNavigate } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
 import '@mantine/charts/styles.css';
-import { useProcesses } from '../api/queries';
-import { useKpis } from '../api/process-queries';
+import { useLiveQuery } from '../api/live';
+import { kpisQuery, processesQuery } from '../api/queries';
 import { useSession } from '../api/session';
-import { kpisRoute } from '../router';
 import { exportHref, lastDays, OUTCOMES, periodLabel, pivot, totals, type KpiSearch, type Period } from '../lib/kpi';
 import { formatDuration, zoneLabel } from '../lib/time';
 import { ErrorAlert } from '../components/ErrorAlert';
@@ -34,16 +34,18 @@ function Stat({ label, value, testId }: { label: string; value: string; testId: 
   );
 }
 
+const route = getRouteApi('/_app/kpis');
+
 export function KpisPage() {
-  const search = kpisRoute.useSearch();
-  const navigate = useNavigate();
+  const search = route.useSearch();
+  const navigate = route.useNavigate();
   const tz = useSession().tenant.timeZone;
   const fallback = lastDays(30, tz);
   const from = search.from ?? fallback.from;
   const to = search.to ?? fallback.to;
   const by: Period = search.by ?? 'day';
-  const processes = useProcesses();
-  const kpis = useKpis({ from, to, by, processId: search.process });
+  const processes = useLiveQuery(processesQuery());
+  const kpis = useQuery(kpisQuery({ from, to, by, processId: search.process }));
   const set = (patch: Partial<KpiSearch>) => void navigate({ to: '/kpis', search: { ...search, from, to, ...patch }, replace: true });
 
   const points = kpis.data ? pivot(kpis.data.items, from, to, by).map((p) => ({ ...p, label: periodLabel(p.period, by) })) : [];

@@ -1,11 +1,14 @@
 /** One card per process: counts that open the queue, markers, the state in words, the Stop/Start switch and who is working. */
 import { Badge, Card, Group, SimpleGrid, Skeleton, Stack, Switch, Text, Title, Tooltip, VisuallyHidden } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useGate, useProcesses } from '../api/queries';
+import { useLiveQuery } from '../api/live';
+import { useGate } from '../api/mutations';
+import { processesQuery } from '../api/queries';
 import { useSession } from '../api/session';
-import { errorMessage } from '../api/http';
-import type { ProcessSummary, QueueName } from '../api/types';
+import { errorMessage } from '../lib/http';
+import type { ProcessSummary, QueueName } from '../lib/api-types';
 import { describeProcessState, type Tone } from '../lib/process-state';
+import { QUEUE_LABEL } from '../lib/queues';
 import { formatDateTime, formatRelative } from '../lib/time';
 import { can } from '../lib/roles';
 import { Empty } from '../components/Empty';
@@ -26,12 +29,12 @@ interface CountLink {
 function countLinks(p: ProcessSummary): CountLink[] {
   const c = p.counts;
   return [
-    { label: 'Ready', value: c.ready, queue: 'Ready' },
-    { label: 'Needs data', value: c.needsData, queue: 'NeedsData' },
-    { label: 'Needs approval', value: c.needsApproval, queue: 'NeedsApproval' },
-    { label: 'Manual', value: c.manual, queue: 'Manual', error: false },
+    { label: QUEUE_LABEL.Ready, value: c.ready, queue: 'Ready' },
+    { label: QUEUE_LABEL.NeedsData, value: c.needsData, queue: 'NeedsData' },
+    { label: QUEUE_LABEL.NeedsApproval, value: c.needsApproval, queue: 'NeedsApproval' },
+    { label: QUEUE_LABEL.Manual, value: c.manual, queue: 'Manual', error: false },
     { label: 'Errors', value: c.error, queue: 'Manual', error: true, color: c.error > 0 ? 'red' : undefined },
-    { label: 'Solved', value: c.solved, queue: 'Solved' },
+    { label: QUEUE_LABEL.Solved, value: c.solved, queue: 'Solved' },
   ];
 }
 
@@ -171,7 +174,7 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
 }
 
 export function OverviewPage() {
-  const processes = useProcesses();
+  const processes = useLiveQuery(processesQuery());
   return (
     <Stack gap="md">
       <Title order={1} size="h2">

@@ -4,11 +4,12 @@
  * role allows (client/src/permissions.ts); the open tab is in the URL (?tab=fields).
  */
 import { Breadcrumbs, Card, Code, Skeleton, Stack, Tabs, Text, Title } from '@mantine/core';
-import { useNavigate } from '@tanstack/react-router';
-import { useProcess } from '../api/queries';
+import { getRouteApi } from '@tanstack/react-router';
+import { useLiveQuery } from '../api/live';
+import { processQuery } from '../api/queries';
 import { useSession } from '../api/session';
-import { settingsRoute, SETTINGS_TABS, type SettingsTab } from '../router';
 import { can } from '../lib/roles';
+import { SETTINGS_TABS, type SettingsTab } from '../lib/settings';
 import { AnchorLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { ProcessAdmin } from './process/ProcessAdmin';
@@ -16,12 +17,14 @@ import { SettingsForm } from './process/SettingsForm';
 import { FieldsEditor } from './process/FieldsEditor';
 import { RulesEditor } from './process/RulesEditor';
 
+const route = getRouteApi('/_app/processes/$processId/settings');
+
 export function ProcessSettingsPage() {
-  const { processId } = settingsRoute.useParams();
-  const { tab = 'settings' } = settingsRoute.useSearch();
-  const navigate = useNavigate();
+  const { processId } = route.useParams();
+  const { tab = 'settings' } = route.useSearch();
+  const navigate = route.useNavigate();
   const role = useSession().user.role;
-  const process = useProcess(Number(processId));
+  const process = useLiveQuery(processQuery(Number(processId)));
   if (process.isPending) return <Skeleton h={300} />;
   if (process.isError) return <ErrorAlert error={process.error} title="Could not load the process" />;
   const p = process.data;

@@ -3,10 +3,10 @@ import { useState } from 'react';
 import { Alert, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from 'react-hook-form';
 import { useQueryClient } from '@tanstack/react-query';
-import { useNavigate, useRouter } from '@tanstack/react-router';
-import { signIn, SESSION_KEY } from '../api/session';
-import { ApiError, errorMessage } from '../api/http';
-import { signInRoute } from '../router';
+import { getRouteApi, useNavigate, useRouter } from '@tanstack/react-router';
+import { sessionQuery } from '../api/queries';
+import { signIn } from '../api/session';
+import { ApiError, errorMessage } from '../lib/http';
 import { safeRedirect } from '../lib/url';
 
 interface Form {
@@ -16,9 +16,10 @@ interface Form {
 }
 
 const CLIENT_ID_KEY = 'qm-client-id';
+const route = getRouteApi('/sign-in');
 
 export function SignInPage() {
-  const { redirect } = signInRoute.useSearch();
+  const { redirect } = route.useSearch();
   const qc = useQueryClient();
   const router = useRouter();
   const navigate = useNavigate();
@@ -31,7 +32,7 @@ export function SignInPage() {
     try {
       const session = await signIn({ clientId: values.clientId.trim(), username: values.username.trim(), password: values.password });
       localStorage.setItem(CLIENT_ID_KEY, values.clientId.trim());
-      qc.setQueryData(SESSION_KEY, session);
+      qc.setQueryData(sessionQuery().queryKey, session);
       const target = safeRedirect(redirect);
       if (target === '/') await navigate({ to: '/' });
       else router.history.push(target);

@@ -21,20 +21,22 @@ import {
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useNavigate } from '@tanstack/react-router';
+import { getRouteApi, useNavigate } from '@tanstack/react-router';
 import { useForm } from 'react-hook-form';
-import { api, ApiError, errorMessage } from '../api/http';
-import { useProcess, useTask } from '../api/queries';
+import { useLiveQuery } from '../api/live';
+import { processesKey, processQuery, taskKey, taskQuery, tasksKey } from '../api/queries';
 import { useSession } from '../api/session';
-import { QUEUES, type FieldValue, type HistoryRow, type QueueName, type Task, type TaskDetail } from '../api/types';
-import { taskRoute } from '../router';
+import { api, ApiError, errorMessage } from '../lib/http';
+import type { FieldValue, HistoryRow, QueueName, Task, TaskDetail } from '../lib/api-types';
 import { can } from '../lib/roles';
 import { formatDateTime, formatDuration, formatRelative } from '../lib/time';
 import { fieldLabel, formatValue, inputToStored, valueToInput } from '../lib/values';
 import { FieldInput } from '../components/FieldInput';
 import { AnchorLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { QUEUE_LABEL } from '../lib/queues';
+import { QUEUE_LABEL, QUEUES, queueLabel } from '../lib/queues';
+
+const route = getRouteApi('/_app/tasks/$taskId');
 
 type Action = { path: string; method?: 'POST' | 'PATCH' | 'DELETE'; body?: unknown; done: string };
 
@@ -44,9 +46,9 @@ function useTaskAction(task: Task | undefined) {
     mutationFn: (a: Action) => api<Task | undefined>(`/v1/tasks/${task!.id}${a.path}`, { method: a.method ?? 'POST', body: a.body }),
     onSuccess: (_r, a) => {
       notifications.show({ message: a.done });
-      void qc.invalidateQueries({ queryKey: ['task', task!.id] });
-      void qc.invalidateQueries({ queryKey: ['tasks', task!.processId] });
-      void qc.invalidateQueries({ queryKey: ['processes'] });
+      void qc.invalidateQueries({ queryKey: taskKey(task!.id) });
+      void qc.invalidateQueries({ queryKey: tasksKey(task!.processId) });
+      void qc.invalidateQueries({ queryKey: processesKey() });
     },
     onError: (err) => notifications.show({ color: 'red', title: 'Not done', message: errorMessage(err) }),
   });
@@ -95,8 +97,7 @@ function History({ rows, tz }: { rows: HistoryRow[]; tz: string }) {
           </Text>
           {(h.fromQueue || h.toQueue) && (
             <Text size="sm" c="dimmed">
-              {h.fromQueue ? (QUEUE_LABEL[h.fromQueue as QueueName] ?? h.fromQueue) : '—'} →{' '}
-              {h.toQueue ? (QUEUE_LABEL[h.toQueue as QueueName] ?? h.toQueue) : '—'}
+              {h.fromQueue ? queueLabel(h.fromQueue) : '—'} → {h.toQueue ? queueLabel(h.toQueue) : '—'}
               {h.error ? ' (with Error)' : ''}
               {h.retryCount ? ` · retry ${h.retryCount}` : ''}
             </Text>
@@ -116,7 +117,7 @@ function History({ rows, tz }: { rows: HistoryRow[]; tz: string }) {
 function Fields({ task, editable }: { task: TaskDetail; editable: boolean }) {
   const session = useSession();
   const tz = session.tenant.timeZone;
-  const process = useProcess(task.processId);
+  const process = useLiveQuery(processQuery(task.processId));
   const qc = useQueryClient();
   const fields = process.data?.fields ?? [];
   const toForm = () => Object.fromEntries(fields.map((f) => [f.name, valueToInput(task.data[f.name], f, tz)]));
@@ -146,8 +147,8 @@ function Fields({ task, editable }: { task: TaskDetail; editable: boolean }) {
     try {
       await api(`/v1/tasks/${task.id}`, { method: 'PATCH', body: { data } });
       notifications.show({ message: 'Saved.' });
-      await qc.invalidateQueries({ queryKey: ['task', task.id] });
-      void qc.invalidateQueries({ queryKey: ['tasks', task.processId] });
+      await qc.invalidateQueries({ queryKey: taskKey(task.id) });
+      void qc.invalidateQueries({ queryKey: tasksKey(task.processId) });
     } catch (err) {
       if (err instanceof ApiError && err.fieldErrors.length) {
         for (const e of err.fieldErrors) {
@@ -384,13 +385,13 @@ function Comments({ task, canComment }: { task: TaskDetail; canComment: boolean 
 }
 
 export function TaskPage() {
-  const { taskId } = taskRoute.useParams();
+  const { taskId } = route.useParams();
   const id = Number(taskId);
-  const task = useTask(id);
+  const task = useLiveQuery(taskQuery(id));
   const session = useSession();
   const tz = session.tenant.timeZone;
   const canWork = can(session.user.role, 'tasks.work');
-  const process = useProcess(task.data?.processId ?? 0);
+  const process = useLiveQuery(processQuery(task.data?.processId ?? 0));
   const unlock = useTaskAction(task.data);
 
   if (task.isPending) return <Skeleton h={400} />;
@@ -412,7 +413,7 @@ export function TaskPage() {
           Task {t.id}
         </Title>
         <Badge size="lg" variant="light" data-testid="task-queue">
-          {QUEUE_LABEL[t.queue] ?? t.queue}
+          {queueLabel(t.queue)}
         </Badge>
         {t.error && (
           <Badge size="lg" color="red">

@@ -1,7 +1,7 @@
 /** A dialog that asks before an action and shows the server's refusal in words inside it. */
 import { useState, type ReactNode } from 'react';
 import { Alert, Button, Group, Modal, Stack } from '@mantine/core';
-import { errorMessage } from '../../api/http';
+import { errorMessage } from '../../lib/http';
 
 export function Confirm({
   opened,

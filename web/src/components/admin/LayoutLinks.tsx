@@ -6,7 +6,8 @@ import { forwardRef } from 'react';
 import { ActionIcon, Indicator, Menu, VisuallyHidden, type ActionIconProps } from '@mantine/core';
 import { createLink, useNavigate } from '@tanstack/react-router';
 import { useSession } from '../../api/session';
-import { useNotifications } from '../../api/admin';
+import { useLiveQuery } from '../../api/live';
+import { notificationsQuery } from '../../api/queries';
 import { adminSections } from '../../lib/admin-nav';
 import { AnchorLink } from '../links';
 
@@ -35,7 +36,8 @@ function BellIcon() {
 }
 
 export function NotificationsBell() {
-  const unread = useNotifications({ unread: true }).data?.unread ?? 0;
+  // without the stream a 30 s poll is enough for a badge (the views poll every 2 s for counts)
+  const unread = useLiveQuery(notificationsQuery({ unread: true }), 30_000).data?.unread ?? 0;
   return (
     <Indicator
       label={unread > 99 ? '99+' : unread}

@@ -1,17 +1,18 @@
 /** One's own account (any signed-in person): personal access tokens (create shown once, list, revoke) and the password. */
 import { useState } from 'react';
-import { Button, Card, Code, Group, PasswordInput, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Button, Card, Code, Group, PasswordInput, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
-import { api, setCsrfToken } from '../../api/http';
-import { SESSION_KEY, useSession } from '../../api/session';
-import type { Session } from '../../api/types';
-import { useTokens, type CreatedToken, type Token } from '../../api/admin';
+import { sessionQuery, tokensKey, tokensQuery } from '../../api/queries';
+import { useSession } from '../../api/session';
+import { api, setCsrfToken } from '../../lib/http';
+import type { CreatedToken, Session, Token } from '../../lib/api-types';
 import { passwordProblem, placeFieldErrors, TOKEN_LIFETIMES, tokenExpiry } from '../../lib/admin';
 import { formatDate, formatRelative } from '../../lib/time';
 import { Confirm, Problem } from '../../components/admin/Confirm';
 import { ShownOnce } from '../../components/admin/ShownOnce';
+import { DataTable } from '../../components/DataTable';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
 function NewToken({ onCreated }: { onCreated: (t: CreatedToken) => void }) {
@@ -26,7 +27,7 @@ function NewToken({ onCreated }: { onCreated: (t: CreatedToken) => void }) {
         method: 'POST',
         body: { name: v.name.trim(), expiresAt: tokenExpiry(Number(v.days)) },
       });
-      void qc.invalidateQueries({ queryKey: ['me', 'tokens'] });
+      void qc.invalidateQueries({ queryKey: tokensKey() });
       form.reset();
       onCreated(t);
     } catch (err) {
@@ -79,7 +80,7 @@ function NewToken({ onCreated }: { onCreated: (t: CreatedToken) => void }) {
 
 function Tokens() {
   const tz = useSession().tenant.timeZone;
-  const tokens = useTokens();
+  const tokens = useQuery(tokensQuery());
   const qc = useQueryClient();
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [revoking, setRevoking] = useState<Token | null>(null);
@@ -110,45 +111,30 @@ function Tokens() {
           <Text>Loading tokens…</Text>
         ) : tokens.isError ? (
           <ErrorAlert error={tokens.error} title="Could not load your tokens" retry={() => tokens.refetch()} />
-        ) : tokens.data.length === 0 ? (
-          <Text c="dimmed">You have no live tokens.</Text>
         ) : (
-          <Table.ScrollContainer minWidth={560}>
-            <Table data-testid="tokens-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {tokens.data.map((t) => (
-                  <Table.Tr key={t.id}>
-                    <Table.Td>{t.name}</Table.Td>
-                    <Table.Td>{formatDate(t.createdAt, tz)}</Table.Td>
-                    <Table.Td>{t.expiresAt ? formatDate(t.expiresAt, tz) : 'Never'}</Table.Td>
-                    <Table.Td>{t.lastUsedAt ? formatRelative(t.lastUsedAt) : 'Never'}</Table.Td>
-                    <Table.Td>
-                      <Button
-                        size="compact-sm"
-                        variant="default"
-                        color="red"
-                        aria-label={`Revoke ${t.name}`}
-                        onClick={() => setRevoking(t)}
-                      >
-                        Revoke
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+          <DataTable
+            rows={tokens.data}
+            rowKey={(t) => t.id}
+            testId="tokens-table"
+            minWidth={560}
+            framed={false}
+            empty={<Text c="dimmed">You have no live tokens.</Text>}
+            columns={[
+              { header: 'Name', cell: (t) => t.name },
+              { header: 'Created', cell: (t) => formatDate(t.createdAt, tz) },
+              { header: 'Expires', cell: (t) => (t.expiresAt ? formatDate(t.expiresAt, tz) : 'Never') },
+              { header: 'Last used', cell: (t) => (t.lastUsedAt ? formatRelative(t.lastUsedAt) : 'Never') },
+              {
+                header: 'Actions',
+                hidden: true,
+                cell: (t) => (
+                  <Button size="compact-sm" variant="default" color="red" aria-label={`Revoke ${t.name}`} onClick={() => setRevoking(t)}>
+                    Revoke
+                  </Button>
+                ),
+              },
+            ]}
+          />
         )}
       </Stack>
       <Confirm
@@ -160,7 +146,7 @@ function Tokens() {
         onConfirm={async () => {
           await api(`/v1/me/tokens/${revoking!.id}`, { method: 'DELETE' });
           setRevoking(null);
-          void qc.invalidateQueries({ queryKey: ['me', 'tokens'] });
+          void qc.invalidateQueries({ queryKey: tokensKey() });
           notifications.show({ message: 'Token revoked: it stopped working.' });
         }}
       >
@@ -191,9 +177,9 @@ function ChangePassword() {
       // the session goes on with a new cookie and CSRF token; every other session and token has ended
       if (s) {
         setCsrfToken(s.csrfToken);
-        qc.setQueryData(SESSION_KEY, s);
+        qc.setQueryData(sessionQuery().queryKey, s);
       }
-      void qc.invalidateQueries({ queryKey: ['me', 'tokens'] });
+      void qc.invalidateQueries({ queryKey: tokensKey() });
       form.reset();
       notifications.show({ message: 'Password changed. Your other sessions and your tokens have ended.' });
     } catch (err) {

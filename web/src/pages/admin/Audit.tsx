@@ -1,12 +1,14 @@
 /** The audit log: who did what when, before → after; filters kept in the URL (admins). */
-import { Card, Group, List, Select, Stack, Table, Text, Title } from '@mantine/core';
-import { useNavigate } from '@tanstack/react-router';
+import { Group, List, Select, Stack, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
+import { auditQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useAudit, type AuditEntry } from '../../api/admin';
-import { adminAuditRoute } from '../../router';
+import type { AuditEntry } from '../../lib/api-types';
 import { AUDIT_ACTIONS, AUDIT_TARGETS, auditChanges } from '../../lib/admin';
 import { formatDateTime, formatRelative } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
+import { DataTable } from '../../components/DataTable';
 import { Empty } from '../../components/Empty';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
@@ -49,11 +51,13 @@ function Changes({ details }: { details: AuditEntry['details'] }) {
   );
 }
 
+const route = getRouteApi('/_app/admin/audit');
+
 function AuditScreen() {
   const tz = useSession().tenant.timeZone;
-  const search = adminAuditRoute.useSearch();
-  const navigate = useNavigate({ from: '/admin/audit' });
-  const entries = useAudit(search);
+  const search = route.useSearch();
+  const navigate = route.useNavigate();
+  const entries = useQuery(auditQuery(search));
   const set = (key: 'action' | 'target', value: string | null) =>
     void navigate({ search: (s: typeof search) => ({ ...s, [key]: value ?? undefined }), replace: true });
 
@@ -87,60 +91,58 @@ function AuditScreen() {
         <Text>Loading the audit log…</Text>
       ) : entries.isError ? (
         <ErrorAlert error={entries.error} title="Could not load the audit log" retry={() => entries.refetch()} />
-      ) : entries.data.length === 0 ? (
-        <Empty title={search.action || search.target ? 'Nothing matches these filters' : 'Nothing recorded yet'}>
-          Administrative actions (users, Mates, settings, secrets, processes, rules) are recorded here.
-        </Empty>
       ) : (
-        <Card withBorder p={0}>
-          <Table.ScrollContainer minWidth={760}>
-            <Table verticalSpacing="sm" data-testid="audit-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Who</Table.Th>
-                  <Table.Th>Action</Table.Th>
-                  <Table.Th>On</Table.Th>
-                  <Table.Th>Before → after</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {entries.data.map((e) => (
-                  <Table.Tr key={e.id} data-testid="audit-row">
-                    <Table.Td>
-                      <Text size="sm">{formatDateTime(e.at, tz)}</Text>
-                      <Text size="xs" c="dimmed">
-                        {formatRelative(e.at)}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Actor a={e.actor} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm" ff="monospace">
-                        {e.action}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">
-                        {e.targetType}
-                        {e.targetId !== null ? ` ${e.targetId}` : ''}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Changes details={e.details} />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-          {entries.data.length >= 200 && (
-            <Text size="sm" c="dimmed" p="sm">
-              The newest 200 entries are shown; narrow the filters to see older ones.
-            </Text>
-          )}
-        </Card>
+        <DataTable
+          rows={entries.data}
+          rowKey={(e) => e.id}
+          rowTestId={() => 'audit-row'}
+          testId="audit-table"
+          minWidth={760}
+          empty={
+            <Empty title={search.action || search.target ? 'Nothing matches these filters' : 'Nothing recorded yet'}>
+              Administrative actions (users, Mates, settings, secrets, processes, rules) are recorded here.
+            </Empty>
+          }
+          footer={
+            entries.data.length >= 200 && (
+              <Text size="sm" c="dimmed" p="sm">
+                The newest 200 entries are shown; narrow the filters to see older ones.
+              </Text>
+            )
+          }
+          columns={[
+            {
+              header: 'When',
+              cell: (e) => (
+                <>
+                  <Text size="sm">{formatDateTime(e.at, tz)}</Text>
+                  <Text size="xs" c="dimmed">
+                    {formatRelative(e.at)}
+                  </Text>
+                </>
+              ),
+            },
+            { header: 'Who', cell: (e) => <Actor a={e.actor} /> },
+            {
+              header: 'Action',
+              cell: (e) => (
+                <Text size="sm" ff="monospace">
+                  {e.action}
+                </Text>
+              ),
+            },
+            {
+              header: 'On',
+              cell: (e) => (
+                <Text size="sm">
+                  {e.targetType}
+                  {e.targetId !== null ? ` ${e.targetId}` : ''}
+                </Text>
+              ),
+            },
+            { header: 'Before → after', cell: (e) => <Changes details={e.details} /> },
+          ]}
+        />
       )}
     </Stack>
   );

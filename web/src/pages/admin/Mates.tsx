@@ -1,17 +1,19 @@
 /** Mates: list with last contact, create, rename, disable/enable, new password shown once (admins and developers). */
 import { useState } from 'react';
-import { Badge, Button, Card, Group, Modal, Stack, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Badge, Button, Group, Modal, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useForm } from 'react-hook-form';
-import { api, errorMessage } from '../../api/http';
+import { matesKey, matesQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useMates, type CreatedMate, type Mate, type NewPassword } from '../../api/admin';
+import { api, errorMessage } from '../../lib/http';
+import type { CreatedMate, Mate, NewPassword } from '../../lib/api-types';
 import { placeFieldErrors, usernameProblem } from '../../lib/admin';
 import { formatDateTime, formatRelative } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
 import { Confirm, Problem } from '../../components/admin/Confirm';
 import { ShownOnce } from '../../components/admin/ShownOnce';
+import { DataTable } from '../../components/DataTable';
 import { Empty } from '../../components/Empty';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
@@ -27,7 +29,7 @@ function CreateMate({ onDone }: { onDone: (created: CreatedMate) => void }) {
         method: 'POST',
         body: { username: v.username.trim(), ...(v.name.trim() ? { name: v.name.trim() } : {}) },
       });
-      void qc.invalidateQueries({ queryKey: ['admin', 'mates'] });
+      void qc.invalidateQueries({ queryKey: matesKey() });
       form.reset();
       onDone(created);
     } catch (err) {
@@ -76,7 +78,7 @@ function Rename({ mate, onClose }: { mate: Mate; onClose: () => void }) {
     setFailure(null);
     try {
       await api<Mate>(`/v1/mates/${mate.id}`, { method: 'PATCH', body: { name: v.name.trim() } });
-      void qc.invalidateQueries({ queryKey: ['admin', 'mates'] });
+      void qc.invalidateQueries({ queryKey: matesKey() });
       notifications.show({ message: `${mate.username} is now called ${v.name.trim()}.` });
       onClose();
     } catch (err) {
@@ -113,7 +115,7 @@ function Rename({ mate, onClose }: { mate: Mate; onClose: () => void }) {
 
 function MatesScreen() {
   const tz = useSession().tenant.timeZone;
-  const mates = useMates();
+  const mates = useQuery(matesQuery());
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
@@ -129,7 +131,7 @@ function MatesScreen() {
     } catch (err) {
       setProblem(`${m.username}: ${errorMessage(err)}`);
     } finally {
-      void qc.invalidateQueries({ queryKey: ['admin', 'mates'] });
+      void qc.invalidateQueries({ queryKey: matesKey() });
     }
   };
 
@@ -149,76 +151,70 @@ function MatesScreen() {
         its own username and password.
       </Text>
       <Problem message={problem} onClose={() => setProblem(null)} />
-      {mates.data.length === 0 ? (
-        <Empty title="No Mates yet">Create one with New Mate, then give its password to the robot.</Empty>
-      ) : (
-        <Card withBorder p={0}>
-          <Table.ScrollContainer minWidth={720}>
-            <Table verticalSpacing="sm" data-testid="mates-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Mate</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Last contact</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {mates.data.map((m) => (
-                  <Table.Tr key={m.id} data-testid={`mate-${m.username}`}>
-                    <Table.Td>
-                      <Text fw={600}>{m.username}</Text>
-                      {m.name && m.name !== m.username && (
-                        <Text size="sm" c="dimmed">
-                          {m.name}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{m.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>}</Table.Td>
-                    <Table.Td data-testid="last-contact">
-                      {m.lastContactAt ? (
-                        <>
-                          <Text size="sm">{formatRelative(m.lastContactAt)}</Text>
-                          <Text size="xs" c="dimmed">
-                            {formatDateTime(m.lastContactAt, tz)}
-                          </Text>
-                        </>
-                      ) : (
-                        <Text size="sm">Never</Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap="xs" justify="flex-end" wrap="nowrap">
-                        <Button size="compact-sm" variant="default" aria-label={`Rename ${m.username}`} onClick={() => setRenaming(m)}>
-                          Rename
-                        </Button>
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          aria-label={`${m.disabled ? 'Enable' : 'Disable'} ${m.username}`}
-                          onClick={() => void toggle(m)}
-                        >
-                          {m.disabled ? 'Enable' : 'Disable'}
-                        </Button>
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          aria-label={`New password for ${m.username}`}
-                          onClick={() => setRenewing(m)}
-                        >
-                          New password
-                        </Button>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </Card>
-      )}
+      <DataTable
+        rows={mates.data}
+        rowKey={(m) => m.id}
+        rowTestId={(m) => `mate-${m.username}`}
+        testId="mates-table"
+        minWidth={720}
+        empty={<Empty title="No Mates yet">Create one with New Mate, then give its password to the robot.</Empty>}
+        columns={[
+          {
+            header: 'Mate',
+            cell: (m) => (
+              <>
+                <Text fw={600}>{m.username}</Text>
+                {m.name && m.name !== m.username && (
+                  <Text size="sm" c="dimmed">
+                    {m.name}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: 'Status',
+            cell: (m) => (m.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>),
+          },
+          {
+            header: 'Last contact',
+            td: () => ({ 'data-testid': 'last-contact' }),
+            cell: (m) =>
+              m.lastContactAt ? (
+                <>
+                  <Text size="sm">{formatRelative(m.lastContactAt)}</Text>
+                  <Text size="xs" c="dimmed">
+                    {formatDateTime(m.lastContactAt, tz)}
+                  </Text>
+                </>
+              ) : (
+                <Text size="sm">Never</Text>
+              ),
+          },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (m) => (
+              <Group gap="xs" justify="flex-end" wrap="nowrap">
+                <Button size="compact-sm" variant="default" aria-label={`Rename ${m.username}`} onClick={() => setRenaming(m)}>
+                  Rename
+                </Button>
+                <Button
+                  size="compact-sm"
+                  variant="default"
+                  aria-label={`${m.disabled ? 'Enable' : 'Disable'} ${m.username}`}
+                  onClick={() => void toggle(m)}
+                >
+                  {m.disabled ? 'Enable' : 'Disable'}
+                </Button>
+                <Button size="compact-sm" variant="default" aria-label={`New password for ${m.username}`} onClick={() => setRenewing(m)}>
+                  New password
+                </Button>
+              </Group>
+            ),
+          },
+        ]}
+      />
 
       <Modal opened={creating} onClose={() => setCreating(false)} title="New Mate" centered>
         <CreateMate

@@ -2,10 +2,11 @@
 import { useState } from 'react';
 import { Badge, Button, Card, Group, SegmentedControl, Select, Stack, Text, Title } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
-import { api, errorMessage } from '../../api/http';
-import { useProcesses } from '../../api/queries';
+import { useLiveQuery } from '../../api/live';
+import { notificationsKey, notificationsQuery, processesQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useNotifications, type Notification } from '../../api/admin';
+import { api, errorMessage } from '../../lib/http';
+import type { Notification } from '../../lib/api-types';
 import { notificationKind } from '../../lib/admin';
 import { can } from '../../lib/roles';
 import { formatDateTime, formatRelative } from '../../lib/time';
@@ -20,8 +21,9 @@ export function NotificationsPage() {
   const mark = can(session.user.role, 'notifications.manage');
   const [show, setShow] = useState<'unread' | 'all'>('all');
   const [processId, setProcessId] = useState<number | undefined>(undefined);
-  const list = useNotifications({ unread: show === 'unread', processId });
-  const processes = useProcesses();
+  // without the stream a 30 s poll is enough here (the views poll every 2 s for counts)
+  const list = useLiveQuery(notificationsQuery({ unread: show === 'unread', processId }), 30_000);
+  const processes = useLiveQuery(processesQuery());
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
   const processName = (id: number | null) => (id === null ? null : (processes.data?.find((p) => p.id === id)?.name ?? `Process ${id}`));
@@ -33,7 +35,7 @@ export function NotificationsPage() {
     } catch (err) {
       setProblem(errorMessage(err));
     } finally {
-      void qc.invalidateQueries({ queryKey: ['notifications'] });
+      void qc.invalidateQueries({ queryKey: notificationsKey() });
     }
   };
 

@@ -2,12 +2,11 @@
 import { useMemo, useState } from 'react';
 import { Button, Card, Code, CopyButton, Group, Modal, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
-import { api } from '../../api/http';
-import { SESSION_KEY } from '../../api/session';
-import type { Session } from '../../api/types';
-import { useTenant, type RotatedSecret, type Tenant } from '../../api/admin';
+import { sessionQuery, tenantQuery } from '../../api/queries';
+import { api } from '../../lib/http';
+import type { RotatedSecret, Tenant } from '../../lib/api-types';
 import { graceWords, placeFieldErrors, timeZones } from '../../lib/admin';
 import { zoneLabel } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
@@ -25,9 +24,9 @@ function SettingsForm({ tenant }: { tenant: Tenant }) {
     setFailure(null);
     try {
       const t = await api<Tenant>('/v1/tenant', { method: 'PATCH', body: { name: v.name.trim(), timeZone: v.timeZone } });
-      qc.setQueryData(['admin', 'tenant'], t);
+      qc.setQueryData(tenantQuery().queryKey, t);
       // every date on every screen follows the tenant's zone (it comes with the session)
-      qc.setQueryData<Session | null>(SESSION_KEY, (s) => (s ? { ...s, tenant: { ...s.tenant, name: t.name, timeZone: t.timeZone } } : s));
+      qc.setQueryData(sessionQuery().queryKey, (s) => (s ? { ...s, tenant: { ...s.tenant, name: t.name, timeZone: t.timeZone } } : s));
       notifications.show({ message: `Saved. Dates now show in ${t.timeZone}.` });
     } catch (err) {
       const placed = placeFieldErrors(err, { timeZone: /time ?zone/i, name: /name/i });
@@ -167,7 +166,7 @@ function ApiKey({ tenant }: { tenant: Tenant }) {
 }
 
 function TenantScreen() {
-  const tenant = useTenant();
+  const tenant = useQuery(tenantQuery());
   if (tenant.isPending) return <Text>Loading the tenant…</Text>;
   if (tenant.isError) return <ErrorAlert error={tenant.error} title="Could not load the tenant" retry={() => tenant.refetch()} />;
   return (

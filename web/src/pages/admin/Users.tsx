@@ -1,32 +1,19 @@
 /** Users and roles: list, create, change role, disable/enable, reset password (admins). */
 import { useState } from 'react';
-import {
-  Badge,
-  Button,
-  Card,
-  Group,
-  Modal,
-  PasswordInput,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-  VisuallyHidden,
-} from '@mantine/core';
+import { Badge, Button, Group, Modal, PasswordInput, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
-import { api, errorMessage } from '../../api/http';
+import { usersKey, usersQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useUsers, type CreatedUser, type NewPassword, type User } from '../../api/admin';
-import type { Role } from '../../api/types';
+import { api, errorMessage } from '../../lib/http';
+import type { CreatedUser, NewPassword, Role, User } from '../../lib/api-types';
 import { passwordProblem, placeFieldErrors, usernameProblem } from '../../lib/admin';
 import { formatDateTime, formatRelative } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
 import { Confirm, Problem } from '../../components/admin/Confirm';
 import { ShownOnce } from '../../components/admin/ShownOnce';
+import { DataTable } from '../../components/DataTable';
 import { Empty } from '../../components/Empty';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
@@ -62,7 +49,7 @@ function CreateUser({ onDone }: { onDone: (created: CreatedUser, password: strin
           ...(v.password ? { password: v.password } : {}),
         },
       });
-      void qc.invalidateQueries({ queryKey: ['admin', 'users'] });
+      void qc.invalidateQueries({ queryKey: usersKey() });
       form.reset();
       onDone(created, v.password);
     } catch (err) {
@@ -119,7 +106,7 @@ function CreateUser({ onDone }: { onDone: (created: CreatedUser, password: strin
 function UsersScreen() {
   const session = useSession();
   const tz = session.tenant.timeZone;
-  const users = useUsers();
+  const users = useQuery(usersQuery());
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
@@ -134,7 +121,7 @@ function UsersScreen() {
     } catch (err) {
       setProblem(`${u.username}: ${errorMessage(err)}`);
     } finally {
-      void qc.invalidateQueries({ queryKey: ['admin', 'users'] });
+      void qc.invalidateQueries({ queryKey: usersKey() });
     }
   };
 
@@ -150,84 +137,79 @@ function UsersScreen() {
         <Button onClick={() => setCreating(true)}>New user</Button>
       </Group>
       <Problem message={problem} onClose={() => setProblem(null)} />
-      {users.data.length === 0 ? (
-        <Empty title="No users yet">Create one with New user.</Empty>
-      ) : (
-        <Card withBorder p={0}>
-          <Table.ScrollContainer minWidth={760}>
-            <Table verticalSpacing="sm" data-testid="users-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>User</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Last sign-in</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {users.data.map((u) => (
-                  <Table.Tr key={u.id} data-testid={`user-${u.username}`}>
-                    <Table.Td>
-                      <Text fw={600}>{u.username}</Text>
-                      {u.name && u.name !== u.username && (
-                        <Text size="sm" c="dimmed">
-                          {u.name}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Select
-                        aria-label={`Role of ${u.username}`}
-                        data={ROLE_SHORT}
-                        value={u.role}
-                        allowDeselect={false}
-                        w={140}
-                        onChange={(v) => v && v !== u.role && void patch(u, { role: v as Role }, `${u.username} is now ${v}.`)}
-                      />
-                    </Table.Td>
-                    <Table.Td>{u.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>}</Table.Td>
-                    <Table.Td title={formatDateTime(u.lastSignInAt, tz)}>
-                      {u.lastSignInAt ? formatRelative(u.lastSignInAt) : 'Never'}
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap="xs" justify="flex-end" wrap="nowrap">
-                        {/* one cannot disable oneself (the server refuses it too) */}
-                        {u.id !== session.user.id && (
-                          <Button
-                            size="compact-sm"
-                            variant="default"
-                            aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
-                            onClick={() =>
-                              void patch(
-                                u,
-                                { disabled: !u.disabled },
-                                `${u.username} is ${u.disabled ? 'enabled' : 'disabled: signed out everywhere'}.`,
-                              )
-                            }
-                          >
-                            {u.disabled ? 'Enable' : 'Disable'}
-                          </Button>
-                        )}
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          aria-label={`Reset password of ${u.username}`}
-                          onClick={() => setResetting(u)}
-                        >
-                          Reset password
-                        </Button>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </Card>
-      )}
+      <DataTable
+        rows={users.data}
+        rowKey={(u) => u.id}
+        rowTestId={(u) => `user-${u.username}`}
+        testId="users-table"
+        minWidth={760}
+        empty={<Empty title="No users yet">Create one with New user.</Empty>}
+        columns={[
+          {
+            header: 'User',
+            cell: (u) => (
+              <>
+                <Text fw={600}>{u.username}</Text>
+                {u.name && u.name !== u.username && (
+                  <Text size="sm" c="dimmed">
+                    {u.name}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: 'Role',
+            cell: (u) => (
+              <Select
+                aria-label={`Role of ${u.username}`}
+                data={ROLE_SHORT}
+                value={u.role}
+                allowDeselect={false}
+                w={140}
+                onChange={(v) => v && v !== u.role && void patch(u, { role: v as Role }, `${u.username} is now ${v}.`)}
+              />
+            ),
+          },
+          {
+            header: 'Status',
+            cell: (u) => (u.disabled ? <Badge color="gray">Disabled</Badge> : <Badge color="teal">Enabled</Badge>),
+          },
+          {
+            header: 'Last sign-in',
+            td: (u) => ({ title: formatDateTime(u.lastSignInAt, tz) }),
+            cell: (u) => (u.lastSignInAt ? formatRelative(u.lastSignInAt) : 'Never'),
+          },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (u) => (
+              <Group gap="xs" justify="flex-end" wrap="nowrap">
+                {/* one cannot disable oneself (the server refuses it too) */}
+                {u.id !== session.user.id && (
+                  <Button
+                    size="compact-sm"
+                    variant="default"
+                    aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
+                    onClick={() =>
+                      void patch(
+                        u,
+                        { disabled: !u.disabled },
+                        `${u.username} is ${u.disabled ? 'enabled' : 'disabled: signed out everywhere'}.`,
+                      )
+                    }
+                  >
+                    {u.disabled ? 'Enable' : 'Disable'}
+                  </Button>
+                )}
+                <Button size="compact-sm" variant="default" aria-label={`Reset password of ${u.username}`} onClick={() => setResetting(u)}>
+                  Reset password
+                </Button>
+              </Group>
+            ),
+          },
+        ]}
+      />
 
       <Modal opened={creating} onClose={() => setCreating(false)} title="New user" centered>
         <CreateUser

@@ -1,33 +1,37 @@
 /** One endpoint's delivery log: status, duration, the answer's excerpt; redeliver one or every failed one. */
 import { useState } from 'react';
-import { Badge, Breadcrumbs, Button, Card, Code, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Breadcrumbs, Button, Code, Group, SegmentedControl, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
-import { api, errorMessage } from '../../api/http';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
+import { deliveriesKey, deliveriesQuery, webhookQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useDeliveries, useWebhook, type Delivery } from '../../api/admin';
-import { adminWebhookRoute } from '../../router';
+import { api, errorMessage } from '../../lib/http';
+import type { DeliveryStatus } from '../../lib/api-types';
 import { attemptWords, deliveryWords } from '../../lib/admin';
 import { can } from '../../lib/roles';
 import { formatDateTime, formatRelative } from '../../lib/time';
 import { Allowed } from '../../components/admin/NotAllowed';
 import { Problem } from '../../components/admin/Confirm';
 import { AnchorLink } from '../../components/links';
+import { DataTable } from '../../components/DataTable';
 import { Empty } from '../../components/Empty';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
-const STATUS_COLOR: Record<Delivery['status'], string> = { delivered: 'teal', failed: 'red', pending: 'blue' };
-const STATUS_LABEL: Record<Delivery['status'], string> = { delivered: 'Delivered', failed: 'Failed', pending: 'Pending' };
+const STATUS_COLOR: Record<DeliveryStatus, string> = { delivered: 'teal', failed: 'red', pending: 'blue' };
+const STATUS_LABEL: Record<DeliveryStatus, string> = { delivered: 'Delivered', failed: 'Failed', pending: 'Pending' };
+
+const route = getRouteApi('/_app/admin/webhooks/$webhookId');
 
 function WebhookScreen() {
-  const { webhookId } = adminWebhookRoute.useParams();
+  const { webhookId } = route.useParams();
   const id = Number(webhookId);
   const session = useSession();
   const tz = session.tenant.timeZone;
   const manage = can(session.user.role, 'webhooks.manage');
-  const [status, setStatus] = useState<'all' | Delivery['status']>('all');
-  const hook = useWebhook(id);
-  const deliveries = useDeliveries(id, status === 'all' ? undefined : status);
+  const [status, setStatus] = useState<'all' | DeliveryStatus>('all');
+  const hook = useQuery(webhookQuery(id));
+  const deliveries = useQuery(deliveriesQuery(id, status === 'all' ? undefined : status));
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
 
@@ -39,7 +43,7 @@ function WebhookScreen() {
     } catch (err) {
       setProblem(errorMessage(err));
     } finally {
-      void qc.invalidateQueries({ queryKey: ['admin', 'webhooks', id, 'deliveries'] });
+      void qc.invalidateQueries({ queryKey: deliveriesKey(id) });
     }
   };
 
@@ -82,95 +86,101 @@ function WebhookScreen() {
         <Text>Loading deliveries…</Text>
       ) : deliveries.isError ? (
         <ErrorAlert error={deliveries.error} title="Could not load the deliveries" retry={() => deliveries.refetch()} />
-      ) : deliveries.data.length === 0 ? (
-        <Empty title={status === 'all' ? 'No deliveries yet' : `No ${STATUS_LABEL[status].toLowerCase()} deliveries`}>
-          Events the endpoint asks for show here as they are sent.
-        </Empty>
       ) : (
-        <Card withBorder p={0}>
-          <Table.ScrollContainer minWidth={760}>
-            <Table verticalSpacing="sm" data-testid="deliveries-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Event</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Last attempt</Table.Th>
-                  <Table.Th>Answer</Table.Th>
-                  {manage && (
-                    <Table.Th>
-                      <Text span size="sm" fw={700}>
-                        Again
-                      </Text>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {deliveries.data.map((d) => (
-                  <Table.Tr key={d.id} data-testid="delivery-row">
-                    <Table.Td>
-                      <Text size="sm" ff="monospace">
-                        {d.eventType}
-                      </Text>
-                      <Text size="xs" c="dimmed">
-                        Event {d.eventId}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge color={STATUS_COLOR[d.status]}>{STATUS_LABEL[d.status]}</Badge>
-                      <Text size="xs">{deliveryWords(d)}</Text>
-                      {d.attemptLog.length > 1 && (
-                        <details data-testid="attempt-log">
-                          <summary>
-                            <Text span size="xs">
-                              All {d.attemptLog.length} attempts
+        <DataTable
+          rows={deliveries.data}
+          rowKey={(d) => d.id}
+          rowTestId={() => 'delivery-row'}
+          testId="deliveries-table"
+          minWidth={760}
+          empty={
+            <Empty title={status === 'all' ? 'No deliveries yet' : `No ${STATUS_LABEL[status].toLowerCase()} deliveries`}>
+              Events the endpoint asks for show here as they are sent.
+            </Empty>
+          }
+          columns={[
+            {
+              header: 'Event',
+              cell: (d) => (
+                <>
+                  <Text size="sm" ff="monospace">
+                    {d.eventType}
+                  </Text>
+                  <Text size="xs" c="dimmed">
+                    Event {d.eventId}
+                  </Text>
+                </>
+              ),
+            },
+            {
+              header: 'Status',
+              cell: (d) => (
+                <>
+                  <Badge color={STATUS_COLOR[d.status]}>{STATUS_LABEL[d.status]}</Badge>
+                  <Text size="xs">{deliveryWords(d)}</Text>
+                  {d.attemptLog.length > 1 && (
+                    <details data-testid="attempt-log">
+                      <summary>
+                        <Text span size="xs">
+                          All {d.attemptLog.length} attempts
+                        </Text>
+                      </summary>
+                      <Stack component="ol" gap={2} my={4} pl="md">
+                        {d.attemptLog.map((a, i) => (
+                          <li key={i}>
+                            <Text size="xs">
+                              {formatDateTime(a.at, tz)}: {attemptWords(a)}
                             </Text>
-                          </summary>
-                          <Stack component="ol" gap={2} my={4} pl="md">
-                            {d.attemptLog.map((a, i) => (
-                              <li key={i}>
-                                <Text size="xs">
-                                  {formatDateTime(a.at, tz)}: {attemptWords(a)}
-                                </Text>
-                              </li>
-                            ))}
-                          </Stack>
-                        </details>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{d.lastAttemptAt ? formatRelative(d.lastAttemptAt) : '—'}</Text>
-                      <Text size="xs" c="dimmed">
-                        {formatDateTime(d.lastAttemptAt ?? d.createdAt, tz)}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td maw={280}>
-                      {d.responseExcerpt ? (
-                        <Code block style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all', maxHeight: 96, overflow: 'auto' }}>
-                          {d.responseExcerpt}
-                        </Code>
-                      ) : (
-                        <Text size="sm">—</Text>
-                      )}
-                    </Table.Td>
-                    {manage && (
-                      <Table.Td>
-                        <Button
-                          size="compact-sm"
-                          variant="default"
-                          aria-label={`Redeliver event ${d.eventId}`}
-                          onClick={() => void redeliver(`/v1/webhooks/${id}/deliveries/${d.id}/redeliver`, `Event ${d.eventId}`)}
-                        >
-                          Redeliver
-                        </Button>
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </Card>
+                          </li>
+                        ))}
+                      </Stack>
+                    </details>
+                  )}
+                </>
+              ),
+            },
+            {
+              header: 'Last attempt',
+              cell: (d) => (
+                <>
+                  <Text size="sm">{d.lastAttemptAt ? formatRelative(d.lastAttemptAt) : '—'}</Text>
+                  <Text size="xs" c="dimmed">
+                    {formatDateTime(d.lastAttemptAt ?? d.createdAt, tz)}
+                  </Text>
+                </>
+              ),
+            },
+            {
+              header: 'Answer',
+              td: () => ({ maw: 280 }),
+              cell: (d) =>
+                d.responseExcerpt ? (
+                  <Code block style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all', maxHeight: 96, overflow: 'auto' }}>
+                    {d.responseExcerpt}
+                  </Code>
+                ) : (
+                  <Text size="sm">—</Text>
+                ),
+            },
+            manage && {
+              header: (
+                <Text span size="sm" fw={700}>
+                  Again
+                </Text>
+              ),
+              cell: (d) => (
+                <Button
+                  size="compact-sm"
+                  variant="default"
+                  aria-label={`Redeliver event ${d.eventId}`}
+                  onClick={() => void redeliver(`/v1/webhooks/${id}/deliveries/${d.id}/redeliver`, `Event ${d.eventId}`)}
+                >
+                  Redeliver
+                </Button>
+              ),
+            },
+          ]}
+        />
       )}
     </Stack>
   );

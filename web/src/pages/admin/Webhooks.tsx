@@ -1,12 +1,13 @@
 /** Webhook endpoints: list, create, edit, delete, rotate the signing secret, allow private targets (admins; developers read). */
 import { useState } from 'react';
-import { Badge, Button, Card, Group, Modal, Stack, Switch, Table, TagsInput, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
+import { Badge, Button, Group, Modal, Stack, Switch, TagsInput, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Controller, useForm } from 'react-hook-form';
-import { api, errorMessage } from '../../api/http';
+import { webhooksKey, webhooksQuery, webhookSettingsQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
-import { useWebhooks, useWebhookSettings, type CreatedWebhook, type Webhook, type WebhookSettings } from '../../api/admin';
+import { api, errorMessage } from '../../lib/http';
+import type { CreatedWebhook, Webhook, WebhookSettings } from '../../lib/api-types';
 import { EVENT_TYPE_SUGGESTIONS, eventTypeProblem, placeFieldErrors, webhookUrlProblem } from '../../lib/admin';
 import { can } from '../../lib/roles';
 import { formatDate } from '../../lib/time';
@@ -14,6 +15,7 @@ import { Allowed } from '../../components/admin/NotAllowed';
 import { Confirm, Problem } from '../../components/admin/Confirm';
 import { ShownOnce } from '../../components/admin/ShownOnce';
 import { AnchorLink, ButtonLink } from '../../components/links';
+import { DataTable } from '../../components/DataTable';
 import { Empty } from '../../components/Empty';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
@@ -43,7 +45,7 @@ function EndpointEditor({ existing, onDone }: { existing: Webhook | null; onDone
       const r = existing
         ? await api<Webhook>(`/v1/webhooks/${existing.id}`, { method: 'PATCH', body })
         : await api<CreatedWebhook>('/v1/webhooks', { method: 'POST', body });
-      void qc.invalidateQueries({ queryKey: ['admin', 'webhooks'] });
+      void qc.invalidateQueries({ queryKey: webhooksKey() });
       onDone(existing ? null : (r as CreatedWebhook));
     } catch (err) {
       const placed = placeFieldErrors(err, { url: /url/i, eventTypes: /eventTypes/i, description: /description/i });
@@ -105,7 +107,7 @@ function EndpointEditor({ existing, onDone }: { existing: Webhook | null; onDone
 }
 
 function PrivateTargets({ manage }: { manage: boolean }) {
-  const settings = useWebhookSettings();
+  const settings = useQuery(webhookSettingsQuery());
   const qc = useQueryClient();
   const [problem, setProblem] = useState<string | null>(null);
   if (!settings.data) return null;
@@ -114,7 +116,7 @@ function PrivateTargets({ manage }: { manage: boolean }) {
     setProblem(null);
     try {
       qc.setQueryData(
-        ['admin', 'webhook-settings'],
+        webhookSettingsQuery().queryKey,
         await api<WebhookSettings>('/v1/webhook-settings', { method: 'PUT', body: { allowPrivateTargets: v } }),
       );
     } catch (err) {
@@ -141,7 +143,7 @@ function PrivateTargets({ manage }: { manage: boolean }) {
 function WebhooksScreen() {
   const session = useSession();
   const manage = can(session.user.role, 'webhooks.manage');
-  const hooks = useWebhooks();
+  const hooks = useQuery(webhooksQuery());
   const qc = useQueryClient();
   const [editing, setEditing] = useState<Webhook | 'new' | null>(null);
   const [removing, setRemoving] = useState<Webhook | null>(null);
@@ -163,93 +165,82 @@ function WebhooksScreen() {
         Queuemate POSTs each event to the endpoints that ask for its type, signed (Standard Webhooks), retrying for 24 hours.
       </Text>
       <PrivateTargets manage={manage} />
-      {hooks.data.length === 0 ? (
-        <Empty title="No endpoints yet">{manage ? 'Add one with New endpoint.' : 'An admin can add one.'}</Empty>
-      ) : (
-        <Card withBorder p={0}>
-          <Table.ScrollContainer minWidth={760}>
-            <Table verticalSpacing="sm" data-testid="webhooks-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Endpoint</Table.Th>
-                  <Table.Th>Events</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {hooks.data.map((h) => (
-                  <Table.Tr key={h.id} data-testid={`webhook-${h.id}`}>
-                    <Table.Td maw={320}>
-                      <AnchorLink to="/admin/webhooks/$webhookId" params={{ webhookId: String(h.id) }} style={{ wordBreak: 'break-all' }}>
-                        {h.url}
-                      </AnchorLink>
-                      {h.description && (
-                        <Text size="sm" c="dimmed">
-                          {h.description}
-                        </Text>
-                      )}
-                      <Text size="xs" c="dimmed">
-                        Added {formatDate(h.createdAt, session.tenant.timeZone)}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{h.eventTypes.length ? h.eventTypes.join(', ') : 'Every event'}</Text>
-                    </Table.Td>
-                    <Table.Td>
-                      {h.enabled ? <Badge color="teal">Enabled</Badge> : <Badge color="gray">Disabled</Badge>}
-                      {h.disabledReason && (
-                        <Text size="xs" c="red">
-                          {h.disabledReason}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Group gap="xs" justify="flex-end" wrap="nowrap">
-                        <ButtonLink
-                          size="compact-sm"
-                          variant="default"
-                          to="/admin/webhooks/$webhookId"
-                          params={{ webhookId: String(h.id) }}
-                          aria-label={`Deliveries to ${h.url}`}
-                        >
-                          Deliveries
-                        </ButtonLink>
-                        {manage && (
-                          <>
-                            <Button size="compact-sm" variant="default" aria-label={`Edit ${h.url}`} onClick={() => setEditing(h)}>
-                              Edit
-                            </Button>
-                            <Button
-                              size="compact-sm"
-                              variant="default"
-                              aria-label={`New secret for ${h.url}`}
-                              onClick={() => setRotating(h)}
-                            >
-                              New secret
-                            </Button>
-                            <Button
-                              size="compact-sm"
-                              variant="default"
-                              color="red"
-                              aria-label={`Remove ${h.url}`}
-                              onClick={() => setRemoving(h)}
-                            >
-                              Remove
-                            </Button>
-                          </>
-                        )}
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        </Card>
-      )}
+      <DataTable
+        rows={hooks.data}
+        rowKey={(h) => h.id}
+        rowTestId={(h) => `webhook-${h.id}`}
+        testId="webhooks-table"
+        minWidth={760}
+        empty={<Empty title="No endpoints yet">{manage ? 'Add one with New endpoint.' : 'An admin can add one.'}</Empty>}
+        columns={[
+          {
+            header: 'Endpoint',
+            td: () => ({ maw: 320 }),
+            cell: (h) => (
+              <>
+                <AnchorLink to="/admin/webhooks/$webhookId" params={{ webhookId: String(h.id) }} style={{ wordBreak: 'break-all' }}>
+                  {h.url}
+                </AnchorLink>
+                {h.description && (
+                  <Text size="sm" c="dimmed">
+                    {h.description}
+                  </Text>
+                )}
+                <Text size="xs" c="dimmed">
+                  Added {formatDate(h.createdAt, session.tenant.timeZone)}
+                </Text>
+              </>
+            ),
+          },
+          {
+            header: 'Events',
+            cell: (h) => <Text size="sm">{h.eventTypes.length ? h.eventTypes.join(', ') : 'Every event'}</Text>,
+          },
+          {
+            header: 'Status',
+            cell: (h) => (
+              <>
+                {h.enabled ? <Badge color="teal">Enabled</Badge> : <Badge color="gray">Disabled</Badge>}
+                {h.disabledReason && (
+                  <Text size="xs" c="red">
+                    {h.disabledReason}
+                  </Text>
+                )}
+              </>
+            ),
+          },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (h) => (
+              <Group gap="xs" justify="flex-end" wrap="nowrap">
+                <ButtonLink
+                  size="compact-sm"
+                  variant="default"
+                  to="/admin/webhooks/$webhookId"
+                  params={{ webhookId: String(h.id) }}
+                  aria-label={`Deliveries to ${h.url}`}
+                >
+                  Deliveries
+                </ButtonLink>
+                {manage && (
+                  <>
+                    <Button size="compact-sm" variant="default" aria-label={`Edit ${h.url}`} onClick={() => setEditing(h)}>
+                      Edit
+                    </Button>
+                    <Button size="compact-sm" variant="default" aria-label={`New secret for ${h.url}`} onClick={() => setRotating(h)}>
+                      New secret
+                    </Button>
+                    <Button size="compact-sm" variant="default" color="red" aria-label={`Remove ${h.url}`} onClick={() => setRemoving(h)}>
+                      Remove
+                    </Button>
+                  </>
+                )}
+              </Group>
+            ),
+          },
+        ]}
+      />
 
       <Modal
         opened={editing !== null}
@@ -279,7 +270,7 @@ function WebhooksScreen() {
         onConfirm={async () => {
           await api(`/v1/webhooks/${removing!.id}`, { method: 'DELETE' });
           setRemoving(null);
-          void qc.invalidateQueries({ queryKey: ['admin', 'webhooks'] });
+          void qc.invalidateQueries({ queryKey: webhooksKey() });
           notifications.show({ message: 'Endpoint removed.' });
         }}
       >

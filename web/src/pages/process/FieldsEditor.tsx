@@ -21,9 +21,9 @@ import {
   TextInput,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { ApiError, errorMessage } from '../../api/http';
-import { useSaveFields, type FieldDef } from '../../api/process-queries';
-import type { Field, FieldType } from '../../api/types';
+import { useSaveFields } from '../../api/mutations';
+import { ApiError, errorMessage } from '../../lib/http';
+import type { Field, FieldDef, FieldType } from '../../lib/api-types';
 
 const TYPES: { value: FieldType; label: string }[] = [
   { value: 'text', label: 'Text' },

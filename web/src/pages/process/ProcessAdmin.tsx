@@ -2,10 +2,9 @@
 import { useState } from 'react';
 import { Alert, Button, Card, Group, List, Modal, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { errorMessage } from '../../api/http';
-import { useGate } from '../../api/queries';
-import { useUpdateProcess } from '../../api/process-queries';
-import type { ProcessDetail } from '../../api/types';
+import { useGate, useUpdateProcess } from '../../api/mutations';
+import { errorMessage } from '../../lib/http';
+import type { ProcessDetail } from '../../lib/api-types';
 
 export function ProcessAdmin({ process, canManage, canGate }: { process: ProcessDetail; canManage: boolean; canGate: boolean }) {
   const update = useUpdateProcess(process.id);

@@ -5,13 +5,24 @@
 import { useEffect, useState } from 'react';
 import { Alert, Badge, Button, Card, Group, Modal, Select, Skeleton, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { errorMessage } from '../../api/http';
-import { RULE_TYPES, useRules, useRuleWrite, type Rule, type RuleType } from '../../api/process-queries';
+import { useQuery } from '@tanstack/react-query';
+import { useRuleWrite } from '../../api/mutations';
+import { rulesQuery } from '../../api/queries';
 import { useSession } from '../../api/session';
+import { errorMessage } from '../../lib/http';
+import type { Rule, RuleType } from '../../lib/api-types';
 import { formatWhen } from '../../lib/time';
 import { ErrorAlert } from '../../components/ErrorAlert';
 import { emptyRuleValue, RuleValueInput } from '../../components/RuleValueInput';
 
+const RULE_TYPES: { value: RuleType; label: string }[] = [
+  { value: 'text', label: 'Text' },
+  { value: 'number', label: 'Number' },
+  { value: 'boolean', label: 'Yes / no' },
+  { value: 'list', label: 'List' },
+  { value: 'table', label: 'Table' },
+  { value: 'richText', label: 'Rich text' },
+];
 const typeLabel = (t: RuleType) => RULE_TYPES.find((x) => x.value === t)?.label ?? t;
 
 function RuleCard({ processId, rule, canValue, canDefine }: { processId: number; rule: Rule; canValue: boolean; canDefine: boolean }) {
@@ -257,7 +268,7 @@ function NewRule({ processId, onDone }: { processId: number; onDone: () => void 
 }
 
 export function RulesEditor({ processId, canValue, canDefine }: { processId: number; canValue: boolean; canDefine: boolean }) {
-  const rules = useRules(processId);
+  const rules = useQuery(rulesQuery(processId));
   const [adding, setAdding] = useState(false);
   if (rules.isPending) return <Skeleton h={200} />;
   if (rules.isError) return <ErrorAlert error={rules.error} title="Could not load the rules" retry={() => void rules.refetch()} />;

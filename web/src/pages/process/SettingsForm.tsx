@@ -23,9 +23,9 @@ import {
 import { DatePickerInput } from '@mantine/dates';
 import { notifications } from '@mantine/notifications';
 import { Controller, useForm, type Control } from 'react-hook-form';
-import { errorMessage, ApiError } from '../../api/http';
-import { useSaveSettings, type Settings, type SettingsPatch } from '../../api/process-queries';
-import type { ProcessDetail } from '../../api/types';
+import { useSaveSettings } from '../../api/mutations';
+import { errorMessage, ApiError } from '../../lib/http';
+import type { ProcessDetail, Settings, SettingsPatch } from '../../lib/api-types';
 import { changedKeys, normaliseDates, WEEKDAYS } from '../../lib/settings';
 import { formatDuration } from '../../lib/time';
 

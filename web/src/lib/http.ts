@@ -3,7 +3,7 @@
  * refusal turned into an ApiError whose message is words (never raw JSON), and a 401 on any call
  * but the session's own telling the app the session has ended.
  */
-import type { ApiErrorBody } from './types';
+import type { ApiErrorBody } from './api-types';
 
 export class ApiError extends Error {
   constructor(
