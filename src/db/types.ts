@@ -9,6 +9,7 @@
  * (int8 is parsed to a number, see store.ts).
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { ActorType } from '../lib/caller.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -16,8 +17,8 @@ type Json<T = unknown> = ColumnType<T, string | T, string | T>;
 
 /** The queues of a task (tasks.queue). */
 export type QueueName = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
-/** Who changed a task, wrote a comment or created a task. */
-export type ActorType = 'mate' | 'user' | 'system';
+/** Who changed a task, wrote a comment or created a task (declared with the Caller). */
+export type { ActorType };
 /** Who did an admin action: an ActorType, or the command line. */
 export type AuditActorType = ActorType | 'cli';
 export type UserRole = 'admin' | 'developer' | 'agent' | 'viewer';

@@ -5,7 +5,11 @@
  * (test/state-machine-doc.test.ts keeps the two equal, test/changes.test.ts drives every row
  * through its constructor).
  */
-export type Queue = 'Ready' | 'NeedsData' | 'NeedsApproval' | 'Manual' | 'Solved';
+import type { QueueName } from '../db/types.js';
+import type { KpiOutcomeName } from '../kpis/rules.js';
+
+/** The queues (tasks.queue, whose CHECK constraint lists them: db/types.ts QueueName). */
+export type Queue = QueueName;
 export const QUEUES: readonly Queue[] = ['Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'Solved'];
 
 export type Action =
@@ -22,7 +26,8 @@ export type Action =
   | PeopleAction;
 export type PeopleAction = 'move' | 'edit' | 'comment' | 'approve' | 'reject' | 'clearError' | 'setUrgent' | 'unlock' | 'reopen' | 'delete';
 export type HandBackAction = 'Solved' | 'Manual' | 'Error' | 'Retry';
-export type KpiOutcome = 'Solved' | 'Manual' | 'Error' | 'Retry';
+/** The outcomes a Mate's hand-back logs (a run's KPI event is the other one). */
+export type KpiOutcome = Exclude<KpiOutcomeName, 'Run'>;
 
 /** What a guard may look at. */
 export interface Facts {
