@@ -7,6 +7,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import net from 'node:net';
 import util from 'node:util';
 import { sql } from 'kysely';
@@ -506,5 +507,18 @@ test("the people's client: a personal access token, typed paths, parameters and 
     await people.get('/v1/tasks/{id}');
     // @ts-expect-error not a queue
     await people.post('/v1/tasks/{id}/move', { path: { id: 1 }, body: { queue: 'Nowhere' } });
+  }
+});
+
+test('the READMEs show the worker example as it is in client/examples/worker.ts', () => {
+  const example = fs.readFileSync('client/examples/worker.ts', 'utf8').split('\n').slice(1).join('\n').trim();
+  for (const [file, heading] of [
+    ['README.md', '## Robots in TypeScript'],
+    ['client/README.md', '## A worker robot'],
+  ]) {
+    const text = fs.readFileSync(file, 'utf8');
+    const section = text.slice(text.indexOf(heading));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1].trim();
+    assert.equal(block, example, `${file}: the worker under "${heading}"`);
   }
 });
