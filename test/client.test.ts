@@ -522,3 +522,18 @@ test('the READMEs show the worker example as it is in client/examples/worker.ts'
     assert.equal(block, example, `${file}: the worker under "${heading}"`);
   }
 });
+
+test('a lock extended past the take’s lease (UpdateTask, ExtendLock) still allows the hand-back', async () => {
+  const lost = client.process<{ n: number }>('lost');
+  for (const extend of ['UpdateTask', 'ExtendLock'] as const) {
+    await lost.createTask({ n: 100 });
+    const task = await lost.takeNext();
+    assert.ok(isTask(task));
+    serverClock.advance(3000); // of the 3600 s lease
+    const r = extend === 'UpdateTask' ? await lost.updateTask(task.taskId, { n: 101 }) : await lost.extendLock(task.taskId);
+    assert.equal(r.succeeded, true, r.message);
+    serverClock.advance(1000); // past the take's lease, within the extended one
+    const solved = await lost.solved({ taskId: task.taskId });
+    assert.deepEqual([solved.succeeded, solved.code], [true, undefined], `${extend}: ${solved.message}`);
+  }
+});
