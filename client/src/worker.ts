@@ -109,21 +109,26 @@ export async function runWorker<F extends Fields = Record<string, unknown>>(
 
   const idle = new Idle(proc, stop.signal, maxIdleMs, breakLoop);
 
-  /** Works one task: the handler under a lock kept alive, then the outcome to hand back (null: given up at the deadline). */
+  /**
+   * Works one task: the handler under a lock kept alive, then the outcome to hand back (Retry when
+   * the stop deadline passed first; null when the lock was lost, as a hand-back would be refused).
+   */
   async function work(task: Task<F>): Promise<Outcome | null> {
     const lost = new AbortController();
     const { signal: taskSignal, dispose } = anySignal([lost.signal, deadline.signal]);
+    let done = false;
     const extender = setInterval(
       () => {
         proc.extendLock(task.taskId, lockSeconds, { signal: deadline.signal }).then(
           (r) => {
-            if (!r.succeeded) {
+            // an answer that comes after the handler ended speaks of a task already handed back
+            if (!r.succeeded && !done) {
               lost.abort(new QueuemateError({ status: 200, code: r.code ?? 'lock_lost', message: r.message, requestId: r.requestId }));
               onError(lost.signal.reason, task as Task<Record<string, unknown>>);
             }
           },
           (err) => {
-            if (!deadline.signal.aborted) onError(err, task as Task<Record<string, unknown>>);
+            if (!deadline.signal.aborted && !done) onError(err, task as Task<Record<string, unknown>>);
           },
         );
       },
@@ -140,11 +145,12 @@ export async function runWorker<F extends Fields = Record<string, unknown>>(
       ]);
       if (settled === 'aborted') {
         result.catch(() => {}); // the handler may still end; its outcome no longer counts
-        if (lost.signal.aborted) return null; // the lock is gone: a hand-back would be refused
+        if (lost.signal.aborted) return null;
         return { action: 'Retry', body: { taskId: task.taskId, reason: 'The worker stopped before the task was done' } };
       }
       return 'error' in settled ? outcomeOfError(task.taskId, settled.error) : outcomeOfValue(task.taskId, settled.value);
     } finally {
+      done = true;
       clearInterval(extender);
       dispose();
     }
