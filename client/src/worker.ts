@@ -109,50 +109,58 @@ export async function runWorker<F extends Fields = Record<string, unknown>>(
 
   const idle = new Idle(proc, stop.signal, maxIdleMs, breakLoop);
 
+  // the tasks whose handlers run: aborted together when the stop deadline passes (one listener on
+  // the deadline for all of them, not one per task: 64 slots would pass Node's warning at 10)
+  const running = new Set<AbortController>();
+  deadline.signal.addEventListener('abort', () => running.forEach((c) => c.abort(deadline.signal.reason)), { once: true });
+
   /**
    * Works one task: the handler under a lock kept alive, then the outcome to hand back (Retry when
    * the stop deadline passed first; null when the lock was lost, as a hand-back would be refused).
    */
   async function work(task: Task<F>): Promise<Outcome | null> {
-    const lost = new AbortController();
-    const { signal: taskSignal, dispose } = anySignal([lost.signal, deadline.signal]);
+    const ctl = new AbortController();
+    if (deadline.signal.aborted) ctl.abort(deadline.signal.reason);
+    running.add(ctl);
+    let lockLost = false;
     let done = false;
     const extender = setInterval(
       () => {
-        proc.extendLock(task.taskId, lockSeconds, { signal: deadline.signal }).then(
+        proc.extendLock(task.taskId, lockSeconds, { signal: ctl.signal }).then(
           (r) => {
             // an answer that comes after the handler ended speaks of a task already handed back
-            if (!r.succeeded && !done) {
-              lost.abort(new QueuemateError({ status: 200, code: r.code ?? 'lock_lost', message: r.message, requestId: r.requestId }));
-              onError(lost.signal.reason, task as Task<Record<string, unknown>>);
-            }
+            if (r.succeeded || done) return;
+            lockLost = true;
+            const err = new QueuemateError({ status: 200, code: r.code ?? 'lock_lost', message: r.message, requestId: r.requestId });
+            ctl.abort(err);
+            onError(err, task as Task<Record<string, unknown>>);
           },
-          (err) => {
-            if (!deadline.signal.aborted && !done) onError(err, task as Task<Record<string, unknown>>);
+          (err: unknown) => {
+            if (!ctl.signal.aborted && !done) onError(err, task as Task<Record<string, unknown>>);
           },
         );
       },
       (lockSeconds * 1000) / 3,
     );
     try {
-      const result = Promise.resolve().then(() => handler(task, { signal: taskSignal, process: proc }));
+      const result = Promise.resolve().then(() => handler(task, { signal: ctl.signal, process: proc }));
       const settled = await Promise.race([
         result.then(
           (value) => ({ value }),
           (error: unknown) => ({ error }),
         ),
-        untilAbort(taskSignal),
+        untilAbort(ctl.signal),
       ]);
       if (settled === 'aborted') {
         result.catch(() => {}); // the handler may still end; its outcome no longer counts
-        if (lost.signal.aborted) return null;
+        if (lockLost) return null;
         return { action: 'Retry', body: { taskId: task.taskId, reason: 'The worker stopped before the task was done' } };
       }
       return 'error' in settled ? outcomeOfError(task.taskId, settled.error) : outcomeOfValue(task.taskId, settled.value);
     } finally {
       done = true;
       clearInterval(extender);
-      dispose();
+      running.delete(ctl);
     }
   }
 
@@ -361,22 +369,6 @@ function untilAbort(signal: AbortSignal): Promise<'aborted'> {
     if (signal.aborted) resolve('aborted');
     else signal.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
-}
-
-/** A signal that aborts when any of `signals` does, and how to stop listening (the worker's own signals outlive each task). */
-function anySignal(signals: AbortSignal[]): { signal: AbortSignal; dispose(): void } {
-  const ctl = new AbortController();
-  const undo: Array<() => void> = [];
-  for (const s of signals) {
-    if (s.aborted) {
-      ctl.abort(s.reason);
-      break;
-    }
-    const onAbort = () => ctl.abort(s.reason);
-    s.addEventListener('abort', onAbort, { once: true });
-    undo.push(() => s.removeEventListener('abort', onAbort));
-  }
-  return { signal: ctl.signal, dispose: () => undo.forEach((f) => f()) };
 }
 
 function defaultOnError(error: unknown, task?: Task<Record<string, unknown>>): void {
