@@ -1,7 +1,7 @@
 /**
  * The side-by-side bench (bench/README.md): task life cycles per second ("take one, complete it")
  * at M = 1, 16 and 64 concurrent workers, for Queuemate over HTTP on PostgreSQL and on the embedded
- * store (separate calls and the combined call), the raw-SQL floors, a minimal HTTP floor,
+ * store (separate calls, the combined call, and the client package's runWorker), the raw-SQL floors, a minimal HTTP floor,
  * graphile-worker and pg-boss; all in one run, systems interleaved within each round, ratios taken
  * within a round. Then bulk creates, a deep queue, an ageing run on the embedded store and peak RSS.
  *
@@ -33,6 +33,7 @@ import { migrate } from '../src/db/migrator.js';
 import { createTenant } from '../src/tenants/service.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
+import { MateClient, runWorker } from '../client/src/index.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -530,6 +531,39 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
     if (child) await stopChild(child);
   };
   const tasks = storeKind === 'pg' ? TASKS_PG : TASKS_LITE;
+  // the client's worker (client/src/worker.ts): runWorker with M slots until the queue is empty
+  let mate: MateClient | undefined;
+  const clientSystem: System = {
+    name: `${label}-client`,
+    store: storeKind,
+    async setUp() {
+      await setUp();
+      mate = new MateClient({
+        baseUrl: client.base,
+        clientId: 'bench',
+        clientSecret: fixture.apiSecret,
+        username: 'bench-mate',
+        password: 'bench-password-1',
+      });
+    },
+    seed: (n) => seed(n),
+    run: (M, n) =>
+      load(
+        1,
+        n,
+        async (_lat, _more, count) => {
+          const stats = await runWorker(mate!, 'bench', () => void count(), {
+            concurrency: M,
+            untilEmpty: true,
+            onError: (err) => log(`  ${label}-client: ${err instanceof Error ? err.message : String(err)}`),
+          });
+          if (stats.handBackFailures) throw new Error(`${label}-client: ${stats.handBackFailures} hand-backs failed`);
+        },
+        child!.pid,
+      ),
+    pid: () => child?.pid,
+    tearDown,
+  };
   const mk = (name: string, combined: boolean): System => ({
     name,
     store: storeKind,
@@ -542,7 +576,7 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
     pid: () => child?.pid,
     tearDown,
   });
-  const systems = [mk(label, false), mk(`${label}-combined`, true)];
+  const systems = [mk(label, false), mk(`${label}-combined`, true), ...(suffix === '' ? [clientSystem] : [])];
   Object.assign(systems[0], {
     extras: {
       fixture: () => fixture,
@@ -946,7 +980,9 @@ function allSystems(): System[] {
 }
 
 async function oneRound(round_: number) {
-  const systems = allSystems().filter((s) => (ONLY ? ONLY.includes(s.name) : !EVENTS_COST || /^queuemate-/.test(s.name)));
+  const systems = allSystems().filter((s) =>
+    ONLY ? ONLY.includes(s.name) : !EVENTS_COST || (/^queuemate-/.test(s.name) && !s.name.endsWith('-client')),
+  );
   // set up one at a time (migrations in parallel would measure nothing and slow everything)
   for (const s of systems) {
     log(`  set up ${s.name}`);
@@ -1058,6 +1094,9 @@ function ratiosOf(rows: Row[]) {
     ['queuemate-pg-combined', 'floor-sql'],
     ['queuemate-pg-combined', 'graphile-worker'],
     ['queuemate-pg-combined', 'pg-boss'],
+    ['queuemate-pg-client', 'queuemate-pg-combined'],
+    ['queuemate-pg-client', 'queuemate-pg'],
+    ['queuemate-lite-client', 'queuemate-lite-combined'],
     ['queuemate-lite', 'floor-lite'],
     ['queuemate-lite', 'queuemate-lite-nofsync'],
     ['queuemate-lite-combined', 'queuemate-lite-nofsync-combined'],

@@ -107,6 +107,7 @@ export async function handBackAs(
     mode,
   );
   for (const row of mine) rows.set(row.id, row);
+  const remembered = new Set(mine.map((r) => r.id));
   const held =
     mode === 'lock-free' && rows.size < ids.length
       ? await existingTaskIds(
@@ -132,6 +133,12 @@ export async function handBackAs(
     }
     const row = rows.get(item.taskId);
     const refusal = mateTaskRefusal(row, caller, item.taskId);
+    if (refusal && mode === 'version' && remembered.has(item.taskId)) {
+      // the row as this process took it may be stale (its lock extended since by ExtendLock or
+      // UpdateTask): it is read again before it is refused
+      results.push(null);
+      continue;
+    }
     if (refusal || !row) {
       results.push(refused(refusal!));
       continue;
