@@ -267,6 +267,6 @@ test('the real timers keep no process alive, and stop clears them', async () => 
     stop();
   }
   const after = ran;
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, 12)); // two periods and more
   assert.equal(ran, after, 'stopped');
 });
