@@ -17,9 +17,11 @@ import { errorSerializer, requestSerializer } from './http/log.js';
 import { tokenRoutes } from './mate-api/routes/token.js';
 import { mateApi } from './mate-api/plugin.js';
 import { peopleApi } from './people-api/plugin.js';
-import { startMaintenance } from './maintenance/scheduler.js';
-import { EmbeddedVacuum } from './maintenance/embedded-vacuum.js';
-import { startEventJobs, type EventJobsState } from './maintenance/webhooks.js';
+import { JobRunner } from './maintenance/runner.js';
+import { addBackgroundJobs } from './maintenance/jobs.js';
+import { LOCK_SWEEP } from './maintenance/lock-sweep.js';
+import { WEBHOOK_DISPATCH } from './maintenance/webhook-dispatch.js';
+import { EVENT_PURGE } from './maintenance/outbox-retention.js';
 import { metricsRoute } from './http/metrics.js';
 import { outboxBacklog } from './metrics/store.js';
 import { serveWebApp } from './web/serve.js';
@@ -27,7 +29,7 @@ import { serveWebApp } from './web/serve.js';
 export interface AppDeps {
   store: Store;
   clock?: Clock;
-  /** run the background jobs on a timer (default true; tests call sweepOnce themselves) */
+  /** run the background jobs (src/maintenance/jobs.ts) on their timers and triggers (default true; tests call sweepOnce themselves) */
   sweeper?: boolean;
   /** where the log lines go (default stdout; tests read them) */
   logStream?: NodeJS.WritableStream;
@@ -103,7 +105,22 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   // beyond this many open connections, new ones are closed at once (idle clients cannot starve others)
   app.server.maxConnections = config.maxConnections;
   app.decorate('services', services);
+  // the background jobs (src/maintenance): the runner owns their timers, last runs and shutdown
+  const jobs = addBackgroundJobs(new JobRunner({ clock: services.clock, log: app.log }), {
+    db: services.db,
+    units: services.units,
+    notifier: services.notifier,
+    throttle: services.auth.throttle,
+    bulkJobs: services.bulkJobs,
+    events: services.events,
+    store: deps.store,
+    lockSweepIntervalSeconds: config.lockSweepIntervalSeconds,
+    eventRetentionHours: config.eventRetentionHours,
+  });
+  if (deps.sweeper !== false) app.addHook('onReady', async () => jobs.start());
   app.addHook('onClose', async () => {
+    // the jobs first: no sweep claims a bulk job, no dispatch starts, once the rest is closing
+    await jobs.stop();
     await services.close();
     // bulk jobs stop after their current chunk and let go of their lease (another process resumes them)
     await services.bulkJobs.drain();
@@ -159,36 +176,6 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(mateApi, { prefix: '/apimate', services, hidden: true });
   await app.register(peopleApi, { prefix: '/v1', services });
 
-  const sweeperState: { lastRunAt: Date | null } = { lastRunAt: null };
-  if (deps.sweeper !== false) {
-    const stop = startMaintenance(
-      {
-        db: services.db,
-        units: services.units,
-        clock: services.clock,
-        throttle: services.auth.throttle,
-        bulkJobs: services.bulkJobs,
-        state: sweeperState,
-      },
-      config.lockSweepIntervalSeconds,
-      app.log,
-    );
-    app.addHook('onClose', stop);
-    // the embedded store has no autovacuum (maintenance/embedded-vacuum.ts)
-    if (deps.store.kind === 'pglite') {
-      const vacuum = new EmbeddedVacuum(services.db, services.notifier, app.log);
-      if (deps.store.uncleanStop) app.addHook('onReady', async () => vacuum.afterUncleanStop());
-      app.addHook('onClose', () => vacuum.close());
-    }
-  }
-  const eventJobs: EventJobsState = { lastDispatchAt: null, lastPurgeAt: null };
-  if (deps.sweeper !== false) {
-    const stop = startEventJobs(
-      { db: services.db, clock: services.clock, events: services.events, retentionHours: config.eventRetentionHours, state: eventJobs },
-      app.log,
-    );
-    app.addHook('onClose', stop);
-  }
   await app.register(metricsRoute, { services });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -211,10 +198,12 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
         heldBackSeconds: Math.round(backlog.heldBackSeconds),
         pendingDeliveries: backlog.pendingDeliveries,
         oldestPendingDeliverySeconds: Math.round(backlog.oldestPendingSeconds),
-        dispatcherLastRunAt: eventJobs.lastDispatchAt?.toISOString() ?? null,
-        purgeLastRunAt: eventJobs.lastPurgeAt?.toISOString() ?? null,
+        dispatcherLastRunAt: jobs.lastRunAt(WEBHOOK_DISPATCH)?.toISOString() ?? null,
+        purgeLastRunAt: jobs.lastRunAt(EVENT_PURGE)?.toISOString() ?? null,
       },
-      sweeperLastRunAt: sweeperState.lastRunAt?.toISOString() ?? null,
+      sweeperLastRunAt: jobs.lastRunAt(LOCK_SWEEP)?.toISOString() ?? null,
+      // every background job's last run and last failure (docs/operations.md, "Background jobs")
+      jobs: jobs.status(),
     };
   });
 

@@ -16,7 +16,7 @@ import { createProcess } from '../src/processes/service.js';
 import { loadProcessById, type ProcessDef } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
 import { CHUNK_SIZE } from '../src/bulk/jobs.js';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 import { testStore, type TestStore } from './helpers/db.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';

@@ -9,6 +9,7 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { EmbeddedVacuum, HOT_TABLES } from '../src/maintenance/embedded-vacuum.js';
+import { JobRunner } from '../src/maintenance/runner.js';
 
 let t: TestApp;
 after(async () => {
@@ -27,14 +28,17 @@ test('a pass over the hot tables once enough task rows changed, none before', as
   t = await testApp();
   const tenant = await seedTenant(t.store, 'vac', { processes: [{ processKey: 'P' }] });
   const mate = await Mate.signIn(t.app, tenant);
-  const vacuum = new EmbeddedVacuum(t.app.services.db, t.app.services.notifier, t.app.log, 30);
+  const vacuum = new EmbeddedVacuum(t.app.services.db, t.app.services.notifier, { minChanges: 30 });
+  // the job on a runner of its own (the test app runs none)
+  const runner = new JobRunner({ clock: t.app.services.clock, log: t.app.log }).add(vacuum);
+  runner.start();
   try {
     const few = await mate.post(
       '/api/CreateTasks/P',
       Array.from({ length: 20 }, () => ({})),
     );
     assert.equal(few.body.succeeded, true);
-    await vacuum.settled();
+    await runner.settled();
     assert.equal(vacuum.passes, 0);
     assert.deepEqual(await vacuumed(), []);
 
@@ -47,10 +51,10 @@ test('a pass over the hot tables once enough task rows changed, none before', as
     assert.equal(more.body.succeeded, true);
     // served while the pass may run
     assert.equal((await mate.post('/api/Solved', { taskId: task.taskId })).body.succeeded, true);
-    await vacuum.settled();
+    await runner.settled();
     assert.equal(vacuum.passes, 1);
     assert.deepEqual(await vacuumed(), [...HOT_TABLES].sort());
   } finally {
-    await vacuum.close();
+    await runner.stop();
   }
 });

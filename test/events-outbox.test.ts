@@ -12,7 +12,7 @@ import { Mate } from './helpers/mate.js';
 import { STORE_KIND } from './helpers/db.js';
 import { loadProcessByKey } from '../src/processes/store.js';
 import { readEvents } from '../src/events/store.js';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 import { ManualClock } from '../src/lib/clock.js';
 
 const apps: TestApp[] = [];

@@ -1,7 +1,7 @@
 /** Idempotency-Key on CreateTask, CreateTasks and CreateAndTakeTask (docs/mate-api.md §8, docs/product.md §5.1). */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 import { sql } from 'kysely';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';

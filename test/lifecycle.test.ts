@@ -10,7 +10,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
 import { loadProcessByKey, type ProcessSettingsPatch } from '../src/processes/store.js';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 
 const clock = new ManualClock('2026-03-02T09:00:00.000Z'); // a Monday
 let t: TestApp;

@@ -15,7 +15,7 @@ import { asPerson, peopleOfEveryRole, type TestPerson } from './helpers/people.j
 import type { Role } from '../src/accounts/service.js';
 import { recoverExpiredLeases } from '../src/maintenance/leases.js';
 import { foldQueueCounts } from '../src/maintenance/queue-counters.js';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 import { queueDepths } from '../src/metrics/store.js';
 import { startOfDay } from '../src/processes/summary.js';
 

@@ -12,7 +12,7 @@ import { Mate } from './helpers/mate.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createMate } from '../src/accounts/service.js';
 import { loadProcessByKey } from '../src/processes/store.js';
-import { sweepOnce } from '../src/maintenance/scheduler.js';
+import { sweepOnce } from '../src/maintenance/sweep.js';
 
 let t: TestApp | null = null;
 after(() => t?.close());

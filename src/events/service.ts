@@ -60,6 +60,8 @@ export class Events {
   }
 
   async stop(): Promise<void> {
+    // a dispatcher pass in flight (the dispatch job's, or one a route asked for) ends before the store closes
+    await this.dispatcher.idle();
     await this.watermark.stop();
     await this.listener?.stop();
   }

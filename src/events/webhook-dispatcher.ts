@@ -74,7 +74,7 @@ const matches = (types: RawBuilder<unknown>) =>
 
 export class Dispatcher {
   readonly owner = crypto.randomUUID();
-  private pass: Promise<number> | null = null;
+  private running: Promise<number> | null = null;
   private again = false;
 
   constructor(
@@ -97,22 +97,27 @@ export class Dispatcher {
    */
   kick(): Promise<number> {
     this.lookAgain = true;
-    return this.run();
+    return this.pass();
   }
 
   /** Events of these tenants became visible: a pass, unless none of them has an enabled endpoint. */
   wake(tenantIds: readonly number[]): Promise<number> | null {
-    const known = this.withEndpoints;
-    if (!this.lookAgain && known && !tenantIds.some((t) => known.has(t))) return null;
-    return this.run();
+    return this.wants(tenantIds) ? this.pass() : null;
   }
 
-  private run(): Promise<number> {
-    if (this.pass) {
+  /** Whether events of these tenants call for a pass: one of them has an enabled endpoint, or it is not known yet. */
+  wants(tenantIds: readonly number[]): boolean {
+    const known = this.withEndpoints;
+    return this.lookAgain || !known || tenantIds.some((t) => known.has(t));
+  }
+
+  /** One pass now, or after the one in flight (coalesced); resolves with the attempts made. */
+  pass(): Promise<number> {
+    if (this.running) {
       this.again = true;
-      return this.pass;
+      return this.running;
     }
-    this.pass = (async () => {
+    this.running = (async () => {
       let total = 0;
       do {
         this.again = false;
@@ -127,14 +132,14 @@ export class Dispatcher {
       } while (this.again);
       return total;
     })().finally(() => {
-      this.pass = null;
+      this.running = null;
     });
-    return this.pass;
+    return this.running;
   }
 
   /** Resolves when no pass is running. */
   async idle(): Promise<void> {
-    while (this.pass) await this.pass.catch(() => 0);
+    while (this.running) await this.running.catch(() => 0);
   }
 
   /** Claims endpoints with work due and works through them; returns the attempts made. */

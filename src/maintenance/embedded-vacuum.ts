@@ -6,11 +6,12 @@
  * enough changed since the last pass, runs `VACUUM (ANALYZE)` on the hot tables, one table per
  * statement so requests are served between them (the embedded store runs one statement at a
  * time). Triggered by the changes themselves, not by a timer: an idle store is left alone.
+ * Embedded store only (PostgreSQL has its autovacuum), and one process per data directory.
  */
 import { sql, type Kysely } from 'kysely';
-import type { MaintenanceLog } from './scheduler.js';
 import type { Database } from '../db/types.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
+import type { Job, LogLine, RunContext } from './runner.js';
 
 /**
  * The tables every task change writes to (the funnel's derived writes included). The queue counters
@@ -22,73 +23,70 @@ export const HOT_TABLES = ['tasks', 'task_history', 'kpi_events', 'runs', 'task_
 export const VACUUM_MIN_CHANGES = 2000;
 export const VACUUM_SCALE = 0.1;
 
-export class EmbeddedVacuum {
+export interface EmbeddedVacuumOptions {
+  /** task rows changed before a pass (plus VACUUM_SCALE of the table); default VACUUM_MIN_CHANGES */
+  minChanges?: number;
+  /** the data directory's lock was taken over from a dead process: one pass right at start */
+  afterUncleanStop?: boolean;
+}
+
+/** What a pass reports: how long it took and the tasks table's estimated rows after it. */
+export type VacuumPass = { ms: number; tasks: number } | null;
+
+export class EmbeddedVacuum implements Job<VacuumPass> {
+  readonly name = 'embedded-vacuum';
+  readonly everyMs = null;
+  /**
+   * After an unclean stop: one pass right away, in the background. The dead process's changes
+   * since its last pass were never counted by this one, so the tables may carry thousands of dead
+   * row versions and stale statistics; the data itself is already consistent (PGlite replayed its
+   * write-ahead log when it opened), so serving need not wait. A pass over a large store takes
+   * seconds (0.9 s after 8,000 life cycles, bench), and runs one table per statement, so requests
+   * are served between tables.
+   */
+  readonly atStart?: string;
   private changed = 0;
   private tableRows = 0;
-  private running: Promise<void> | null = null;
-  private closed = false;
-  private readonly unsubscribe: () => void;
-  /** passes completed (tests and logs) */
+  private readonly minChanges: number;
+  /** passes completed (tests) */
   passes = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
-    notifier: ChangeNotifier,
-    private readonly log: MaintenanceLog,
-    private readonly minChanges = VACUUM_MIN_CHANGES,
+    private readonly notifier: ChangeNotifier,
+    opts: EmbeddedVacuumOptions = {},
   ) {
-    this.unsubscribe = notifier.subscribe((c) => {
+    this.minChanges = opts.minChanges ?? VACUUM_MIN_CHANGES;
+    if (opts.afterUncleanStop)
+      this.atStart = 'the embedded store was not closed cleanly last time: vacuuming its hot tables in the background';
+  }
+
+  triggers(soon: () => void): () => void {
+    return this.notifier.subscribe((c) => {
       if (c.kind !== 'tasks') return;
       this.changed += c.rows ?? c.processIds.length;
-      if (!this.running && !this.closed && this.changed >= this.minChanges + VACUUM_SCALE * this.tableRows) {
-        this.running = this.pass().finally(() => (this.running = null));
-      }
+      if (this.changed >= this.minChanges + VACUUM_SCALE * this.tableRows) soon();
     });
   }
 
-  /** One pass over the hot tables (also what a start after an unclean stop may call). */
-  async pass(): Promise<void> {
+  /** One pass over the hot tables; stops between tables at shutdown (null then). */
+  async run(_now: Date, { signal }: RunContext): Promise<VacuumPass> {
     this.changed = 0;
     const started = performance.now();
-    try {
-      for (const table of HOT_TABLES) {
-        if (this.closed) return;
-        // one statement per table: requests queued meanwhile run between them
-        await sql`VACUUM (ANALYZE) ${sql.table(table)}`.execute(this.db);
-      }
-      const { rows } = await sql<{ n: number }>`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE relname = 'tasks'`.execute(
-        this.db,
-      );
-      this.tableRows = rows[0]?.n ?? 0;
-      this.passes++;
-      this.log.debug({ ms: Math.round(performance.now() - started), tasks: this.tableRows }, 'embedded store vacuumed');
-    } catch (err) {
-      this.log.warn({ err }, 'embedded store vacuum failed; it runs again after the next changes');
+    for (const table of HOT_TABLES) {
+      if (signal.aborted) return null;
+      // one statement per table: requests queued meanwhile run between them
+      await sql`VACUUM (ANALYZE) ${sql.table(table)}`.execute(this.db);
     }
+    const { rows } = await sql<{ n: number }>`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE relname = 'tasks'`.execute(
+      this.db,
+    );
+    this.tableRows = rows[0]?.n ?? 0;
+    this.passes++;
+    return { ms: Math.round(performance.now() - started), tasks: this.tableRows };
   }
 
-  /**
-   * After an unclean stop (the data directory's lock was taken over from a dead process): one pass
-   * right away, in the background. The dead process's changes since its last pass were never
-   * counted by this one, so the tables may carry thousands of dead row versions and stale
-   * statistics; the data itself is already consistent (PGlite replayed its write-ahead log when it
-   * opened), so serving need not wait. A pass over a large store takes seconds (0.9 s after 8,000
-   * life cycles, bench), and runs one table per statement, so requests are served between tables.
-   */
-  afterUncleanStop(): void {
-    if (this.running || this.closed) return;
-    this.log.info({}, 'the embedded store was not closed cleanly last time: vacuuming its hot tables in the background');
-    this.running = this.pass().finally(() => (this.running = null));
-  }
-
-  /** Resolves when no pass is running. */
-  async settled(): Promise<void> {
-    await this.running;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.unsubscribe();
-    await this.running;
+  report(pass: VacuumPass): LogLine | null {
+    return pass ? { msg: 'embedded store vacuumed', level: 'debug' } : null;
   }
 }

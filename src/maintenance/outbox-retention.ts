@@ -2,13 +2,17 @@
  * Retention of events and delivery logs (docs/events.md, "Retention"): delivery attempts and
  * finished deliveries older than the retention are deleted, and so are events older than it that no pending
  * delivery and no enabled endpoint still behind them needs. Batches of 5000 keep each statement
- * short; the job loops until a batch comes back short.
+ * short; the job loops until a batch comes back short. Every server process runs it every 10
+ * minutes; the deletes are idempotent, so several processes may purge at once.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { eventCount, RANK_BITS } from '../events/store.js';
+import type { Job } from './runner.js';
 
 const BATCH = 5000;
+// a purge is a few batched deletes: more often would gain nothing on a retention of days
+const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 /** One purge; returns what it deleted: events (a row of task events counts as its events), deliveries, attempts. */
 export async function purgeOldEvents(
@@ -54,4 +58,15 @@ export async function purgeOldEvents(
     if (rows[0].rows < BATCH) break;
   }
   return { events, deliveries, attempts };
+}
+
+export const EVENT_PURGE = 'event-purge';
+
+export function eventPurgeJob(db: Kysely<Database>, retentionHours: number): Job<{ events: number; deliveries: number; attempts: number }> {
+  return {
+    name: EVENT_PURGE,
+    everyMs: PURGE_EVERY_MS,
+    run: (now) => purgeOldEvents(db, now, retentionHours),
+    report: (r) => (r.events || r.deliveries ? { msg: 'purged events and delivery logs past their retention' } : null),
+  };
 }

@@ -12,6 +12,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { inTransaction } from '../db/tx.js';
+import type { Job } from './runner.js';
 
 // pg_advisory_xact_lock key of the fold, shared by every server process.
 const FOLD_LOCK = 720_451_996;
@@ -67,4 +68,16 @@ export async function foldQueueCounts(db: Kysely<Database>, now: Date): Promise<
     moved += n;
     if (n < BATCH) return moved;
   }
+}
+
+/**
+ * The job. It runs in the sweep's round after the lease recovery and the bulk jobs
+ * (maintenance/sweep.ts), so that it takes in their deltas in the same sweep.
+ */
+export function queueCountsJob(db: Kysely<Database>, everyMs: number): Job<{ countsFolded: number }> {
+  return {
+    name: 'queue-counts',
+    everyMs,
+    run: async (now) => ({ countsFolded: await foldQueueCounts(db, now) }),
+  };
 }
