@@ -37,7 +37,7 @@ server.stderr.setEncoding('utf8').on('data', (d) => (err += d));
 /** @type {Promise<number | null>} */
 const exited = new Promise((resolve) => server.on('close', (code) => resolve(code)));
 
-// a first start creates the embedded store: about 20 s on 2 idle cores, much longer on a busy machine
+// a first start creates the embedded store: 25-45 s measured on 2 busy cores, longer when busier
 for (;;) {
   if (server.exitCode !== null) fail(`the server exited with ${server.exitCode}`);
   if (Date.now() - started > 180_000) fail('/readyz did not answer 200 within 180 s');
