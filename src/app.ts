@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Store } from './db/store.js';
 import { isMigrated } from './db/migrator.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { VERSION } from './lib/package.js';
 import { createServices, type Services } from './services.js';
 import { requestIdFor } from './http/request-id.js';
 import { MAX_PATH_PARAM, routerRefusal } from './http/router-errors.js';
@@ -178,7 +179,8 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
 
   await app.register(metricsRoute, { services });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // the version lets a rolling upgrade be watched process by process (docs/deployment.md)
+  app.get('/healthz', async () => ({ status: 'ok', version: VERSION }));
 
   if (deps.webDist) await serveWebApp(app, { distDir: deps.webDist, hsts: config.publicUrl.startsWith('https:') });
 

@@ -10,6 +10,7 @@ import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
 import { Refusal } from './lib/errors.js';
+import { VERSION } from './lib/package.js';
 import type { Role } from './accounts/service.js';
 import type { FieldInput, RuleInput } from './processes/service.js';
 
@@ -35,6 +36,7 @@ Commands:
   process create --tenant ID --key KEY [--name NAME] [--fields JSON] [--rules JSON] [--no-tasks]
 
 Set-up commands print a JSON object with --json. Generated passwords and secrets are printed once.
+queuemate --version (or queuemate version) prints the version.
 
 Options (also environment variables):
 ${SETTINGS.map((s) => `  ${(s.flag + ' ').padEnd(32)}${s.env}`).join('\n')}`;
@@ -45,7 +47,7 @@ interface Parsed {
   configArgs: string[];
 }
 
-const BOOLEAN_OPTIONS = new Set(['--json', '--no-tasks', '--help']);
+const BOOLEAN_OPTIONS = new Set(['--json', '--no-tasks', '--help', '--version']);
 
 export function parseArgs(argv: string[]): Parsed {
   const words: string[] = [];
@@ -195,6 +197,11 @@ async function start(config: Config): Promise<void> {
 export async function run(argv: string[]): Promise<void> {
   const p = parseArgs(argv);
   const [cmd, sub] = p.words;
+  // `version` too, because npx reads `npx queuemate --version` as its own option and prints npm's
+  if (p.options.has('--version') || (cmd === 'version' && !sub)) {
+    process.stdout.write(VERSION + '\n');
+    return;
+  }
   if (!cmd || cmd === 'help' || p.options.has('--help')) {
     process.stdout.write(USAGE + '\n');
     return;

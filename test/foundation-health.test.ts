@@ -1,6 +1,7 @@
 /** /healthz answers while the process is up; /readyz only when the store is reachable and migrated. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { createApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { testStore, emptyDatabase, STORE_KIND } from './helpers/db.js';
@@ -11,7 +12,8 @@ test(`${STORE_KIND}: /healthz and /readyz answer 200 on a migrated store`, async
   try {
     const health = await app.inject({ method: 'GET', url: '/healthz' });
     assert.equal(health.statusCode, 200);
-    assert.deepEqual(health.json(), { status: 'ok' });
+    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    assert.deepEqual(health.json(), { status: 'ok', version }, "the version is package.json's");
     assert.match(String(health.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     assert.equal(health.headers['x-content-type-options'], 'nosniff');
 

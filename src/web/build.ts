@@ -1,12 +1,13 @@
 /**
  * `npm start` on a fresh clone must serve the web app: ensureWebBuild() builds web/dist with Vite's
  * JS API when it is missing or older than the app's sources, and says so. A production install
- * without Vite (npm install --omit=dev) and an already built dist simply serve what is there.
+ * without Vite (npm install --omit=dev) and an already built dist simply serve what is there, as
+ * does the installed package, which holds web/dist and none of its sources.
  */
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../lib/package.js';
 
 export interface WebBuildLog {
   info(msg: string): void;
@@ -18,15 +19,14 @@ export type WebBuildState = { state: 'missing' } | { state: 'stale'; changed: st
 /** The files whose change makes a new build necessary (relative to webDir), plus the client types. */
 const SOURCE_ENTRIES = ['src', 'public', 'index.html', 'vite.config.ts', 'package.json', 'tsconfig.json', '../client/src'];
 
-/** The repository's web/ folder, found from this file whether it runs from src/ or the compiled dist/src/. */
-export function findWebDir(from = path.dirname(fileURLToPath(import.meta.url))): string | null {
-  let dir = from;
-  for (;;) {
-    if (existsSync(path.join(dir, 'web', 'package.json')) && existsSync(path.join(dir, 'web', 'index.html'))) return path.join(dir, 'web');
-    const parent = path.dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
+/**
+ * Queuemate's web/ folder (beside its package.json, whether this runs from src/ or the compiled
+ * dist/src/): the app's sources and build in a checkout, only the build in the installed package.
+ */
+export function findWebDir(root = PACKAGE_ROOT): string | null {
+  const web = path.join(root, 'web');
+  const sources = existsSync(path.join(web, 'package.json')) && existsSync(path.join(web, 'index.html'));
+  return sources || existsSync(path.join(web, 'dist', 'index.html')) ? web : null;
 }
 
 async function newestFile(entry: string): Promise<{ file: string; mtimeMs: number } | null> {
@@ -53,12 +53,17 @@ export async function webBuildState(webDir: string, distDir: string): Promise<We
   return { state: 'fresh' };
 }
 
-/** Builds web/dist when it is missing or stale; answers the dist folder to serve. */
-export async function ensureWebBuild(opts: { webDir: string; distDir?: string; log: WebBuildLog }): Promise<string> {
+/** Builds web/dist when it is missing or stale (always with `force`); answers the dist folder to serve. */
+export async function ensureWebBuild(opts: { webDir: string; distDir?: string; log: WebBuildLog; force?: boolean }): Promise<string> {
   const distDir = opts.distDir ?? path.join(opts.webDir, 'dist');
   const state = await webBuildState(opts.webDir, distDir);
-  if (state.state === 'fresh') return distDir;
-  const why = state.state === 'missing' ? `${distDir} is missing` : `${state.changed} is newer than the build`;
+  if (state.state === 'fresh' && !opts.force) return distDir;
+  const why =
+    state.state === 'missing'
+      ? `${distDir} is missing`
+      : state.state === 'stale'
+        ? `${state.changed} is newer than the build`
+        : 'npm run build';
   let vite: typeof import('vite');
   try {
     vite = await import('vite');

@@ -10,9 +10,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openStore, type Store } from '../../src/db/store.js';
 import { emptyDatabase, DATABASE_URL, STORE_KIND } from '../helpers/db.js';
-import { spawnCli, runCli, killAll, tempDir, oneLineError, type CliProcess } from '../foundation-support.js';
+import { spawnCli, runCli, killAll, tempDir, oneLineError, ROOT, type CliProcess } from '../foundation-support.js';
 
 after(killAll);
+
+const VERSION: string = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
 
 const LISTENING = /Queuemate is listening on (http:\/\/127\.0\.0\.1:\d+) \(store: ([^)]*)\)/;
 
@@ -126,6 +128,13 @@ test('bad configuration, bad usage and an unreachable database: one clear line, 
   );
 });
 
+test('--version and version print the version of package.json', async () => {
+  for (const args of [['--version'], ['version']]) {
+    const r = await runCli(args, { timeoutMs: 20_000 });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${VERSION}\n`, ''], args.join(' '));
+  }
+});
+
 test('help lists the commands and every setting', async () => {
   const r = await runCli(['help'], { timeoutMs: 20_000 });
   assert.equal(r.code, 0);
@@ -166,7 +175,7 @@ test(`${STORE_KIND}: first start prints the credentials once; health; SIGTERM ex
 
     const health = await fetch(`${first.url}/healthz`);
     assert.equal(health.status, 200);
-    assert.deepEqual(await health.json(), { status: 'ok' });
+    assert.deepEqual(await health.json(), { status: 'ok', version: VERSION });
     const ready = await fetch(`${first.url}/readyz`);
     assert.equal(ready.status, 200);
     const readyBody = await ready.json();
