@@ -19,7 +19,7 @@ import { PERMISSIONS } from '../src/people-api/permissions.js';
 import type { Role } from '../src/accounts/service.js';
 import { createSubscription, setAllowPrivateTargets } from '../src/events/webhook-subscriptions.js';
 import { loadProcessById } from '../src/processes/store.js';
-import { readBulkRequest } from '../src/bulk/jobs.js';
+import { bulkRequestFrom } from '../src/bulk/jobs.js';
 
 let t: TestApp;
 let a: SeededTenant;
@@ -69,7 +69,7 @@ before(async () => {
   const procDef = (await loadProcessById(db, a.tenantId, proc))!;
   const caller = personCaller(a.tenantId, { id: people.agent.userId, username: 'agent' }, new Date());
   const job = (
-    await t.app.services.bulkJobs.start(caller, procDef, readBulkRequest({ action: 'urgent', urgent: true, ids: [task] }, procDef, 'UTC'))
+    await t.app.services.bulkJobs.start(caller, procDef, bulkRequestFrom({ action: 'urgent', urgent: true, ids: [task] }, procDef, 'UTC'))
   ).jobId;
   await t.app.services.bulkJobs.wait(a.tenantId, job);
   ids = {

@@ -6,6 +6,8 @@ import type { ProcessDef } from '../processes/store.js';
 import { formatTaskValues } from '../processes/task-data.js';
 import type { TaskRow } from '../tasks/store.js';
 import { MATE_API_STATUS } from './status.js';
+import { authErrorHeaders } from '../auth/authenticate.js';
+import { RETRY_AFTER } from '../http/errors.js';
 
 export interface Answer {
   status?: number;
@@ -28,6 +30,16 @@ export function refusalBody(base: Record<string, unknown>, req: FastifyRequest, 
   if (MATE_API_STATUS[r.code] === 400 || r.problems.length)
     body.errors = (r.problems.length ? r.problems : [{ code: r.code, message: r.message }]).slice(0, 100);
   return body;
+}
+
+/** A refusal answered in the endpoint's shape: its status, the body above, and the headers its code calls for. */
+export function refusalAnswer(base: Record<string, unknown>, req: FastifyRequest, r: Refusal): Answer & { status: number } {
+  const headers: Record<string, string> = {};
+  const challenge = authErrorHeaders(r, req.headers.authorization !== undefined);
+  if (challenge) headers['www-authenticate'] = challenge;
+  const retryAfter = RETRY_AFTER[r.code];
+  if (retryAfter) headers['retry-after'] = retryAfter;
+  return { status: MATE_API_STATUS[r.code], body: refusalBody(base, req, r), headers };
 }
 
 export function send(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}): FastifyReply {

@@ -7,14 +7,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Refusal } from '../lib/errors.js';
 import type { Caller } from '../lib/caller.js';
-import { authenticateAuthorization, authErrorHeaders, type MateContext } from '../auth/authenticate.js';
+import { authenticateAuthorization, type MateContext } from '../auth/authenticate.js';
 import type { ProcessDef } from '../processes/store.js';
 import { strictJsonBodies } from '../http/json-body.js';
-import { asRefusal, headerCount, RETRY_AFTER } from '../http/errors.js';
+import { asRefusal, headerCount } from '../http/errors.js';
 import type { Services } from '../services.js';
-import { refusalBody, send } from './answers.js';
-import { checkTopLevel } from './readers.js';
-import { MATE_API_STATUS } from './status.js';
+import { refusalAnswer, send } from './answers.js';
+import { checkTopLevel, type Body } from './readers.js';
 import type { Ctx, MateRoute } from './route.js';
 import { RUN_ROUTES } from './routes/runs.js';
 import { TAKE_ROUTES } from './routes/take.js';
@@ -66,13 +65,8 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
     if (req.is404) return routeNotFound(req, reply);
     const refusal = asRefusal(err, req, services.config.bodyLimit);
     const route = req.routeOptions?.config?.mateRoute;
-    const headers: Record<string, string> = {};
-    const challenge = authErrorHeaders(refusal, req.headers.authorization !== undefined);
-    if (challenge) headers['www-authenticate'] = challenge;
-    const retryAfter = RETRY_AFTER[refusal.code];
-    if (retryAfter) headers['retry-after'] = retryAfter;
-    const base = route ? route.refusal(decodedProcessKey(req)) : {};
-    return send(reply, MATE_API_STATUS[refusal.code], refusalBody(base, req, refusal), headers);
+    const answer = refusalAnswer(route ? route.refusal(decodedProcessKey(req)) : {}, req, refusal);
+    return send(reply, answer.status, answer.body, answer.headers);
   });
 
   for (const route of MATE_ROUTES) {
@@ -93,24 +87,26 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
           requestId: req.id,
           now: services.clock.now(),
         };
+        let body: Body | unknown[] | undefined;
         if (route.method === 'POST') {
           if (req.body === undefined) {
             throw req.headers['content-type']
               ? new Refusal('invalid_body', 'The body is empty; a JSON value is required')
               : new Refusal('unsupported_media_type', 'Content-Type must be application/json');
           }
-          checkTopLevel(route.name, route.bodyType, req.body);
+          body = checkTopLevel(route.name, route.bodyType, req.body);
         }
         const processKey = decodedProcessKey(req);
         let loaded: ProcessDef | null = null;
-        const ctx: Ctx = {
+        const ctx: Ctx<typeof body> = {
           req,
           services,
           mate,
           caller,
           processKey,
-          body: req.body,
+          body,
           refusalKey: () => loaded?.processKey ?? processKey,
+          refused: (refusal) => refusalAnswer(route.refusal(processKey), req, refusal),
           async process(key = processKey) {
             if (loaded && key === processKey) return loaded;
             const p = await services.processes.byKey(mate.tenantId, key);

@@ -62,11 +62,23 @@ export function readAction(body: Body, caller: Caller, action: HandBackAction): 
   };
 }
 
-/** Refuses a body whose top-level JSON type is not the endpoint's. */
-export function checkTopLevel(name: string, bodyType: 'object' | 'array' | undefined, body: unknown): void {
-  if (bodyType === 'array' && !Array.isArray(body)) throw new Refusal('invalid_body', `${name} takes a JSON array`);
-  if (bodyType === 'object' && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-    const hint = Array.isArray(body) && name === 'CreateTask' ? ' (an array of tasks belongs on CreateTasks)' : '';
-    throw new Refusal('invalid_body', `${name} takes a JSON object${hint}`);
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Body {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The body, once its top-level JSON type is the endpoint's (an object or an array); refused otherwise. */
+export function checkTopLevel(name: string, bodyType: 'object' | 'array' | undefined, body: unknown): Body | unknown[] | undefined {
+  if (bodyType === 'array') {
+    if (!Array.isArray(body)) throw new Refusal('invalid_body', `${name} takes a JSON array`);
+    return body;
   }
+  if (bodyType === 'object') {
+    if (!isJsonObject(body)) {
+      const hint = Array.isArray(body) && name === 'CreateTask' ? ' (an array of tasks belongs on CreateTasks)' : '';
+      throw new Refusal('invalid_body', `${name} takes a JSON object${hint}`);
+    }
+    return body;
+  }
+  return undefined;
 }

@@ -1,12 +1,19 @@
 /** The shape of a Mate API route: its wire name, its refusal shape, its handler and its OpenAPI description. */
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../lib/caller.js';
+import type { Refusal } from '../lib/errors.js';
 import type { ProcessDef } from '../processes/store.js';
 import type { MateContext } from '../auth/authenticate.js';
 import type { Services } from '../services.js';
 import type { Answer } from './answers.js';
+import type { Body } from './readers.js';
 
-export interface Ctx {
+/** The top-level JSON type of a POST body, checked before the handler runs (readers.ts checkTopLevel). */
+export type BodyType = 'object' | 'array';
+/** The body a handler gets: an object, an array, or none (GET). Its keys are read leniently by readers.ts. */
+export type BodyOf<T extends BodyType | undefined> = T extends 'object' ? Body : T extends 'array' ? unknown[] : undefined;
+
+export interface Ctx<B = unknown> {
   req: FastifyRequest;
   services: Services;
   mate: MateContext;
@@ -15,23 +22,30 @@ export interface Ctx {
   processKey: string;
   /** the ProcessKey for a refusal's keys: as defined once the process is known, else as sent */
   refusalKey(): string;
-  body: unknown;
+  body: B;
   /** the process named by the path (or by `key`), or refused with process_not_found */
   process(key?: string): Promise<ProcessDef>;
+  /** the answer to a refusal, in the endpoint's shape: the same a thrown one gets */
+  refused(refusal: Refusal): Answer;
 }
 
-export interface MateRoute {
+export interface MateRoute<T extends BodyType | undefined = BodyType | undefined> {
   method: 'GET' | 'POST';
   name: string;
   withProcess: boolean;
   summary: string;
   /** expected top-level JSON type of a POST body */
-  bodyType?: 'object' | 'array';
+  bodyType?: T;
   /** the endpoint's normal keys, kept on every refusal (docs/mate-api.md §5) */
   refusal: (processKey: string) => Record<string, unknown>;
-  handler: (ctx: Ctx) => Promise<Answer>;
+  handler(ctx: Ctx<BodyOf<T>>): Promise<Answer>;
   /** OpenAPI: the request body and the 200 answer (documentation only: input is read leniently) */
   doc: { body?: unknown; response: unknown };
+}
+
+/** Declares a route: its handler's body is typed by its bodyType (an object, an array, or none). */
+export function mateRoute<T extends BodyType | undefined = undefined>(route: MateRoute<T>): MateRoute {
+  return route;
 }
 
 /** Endpoints whose refusals add nothing to the Response keys. */

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Compile } from 'typebox/compile';
 import type { TSchema } from 'typebox';
+import type { TLocalizedValidationError } from 'typebox/error';
 import { Refusal, type ErrorCode, type FieldProblem } from '../lib/errors.js';
 import type { Caller } from '../lib/caller.js';
 import type { Role } from '../accounts/service.js';
@@ -72,10 +73,7 @@ export function refusalBody(req: FastifyRequest, r: Refusal): Record<string, unk
 }
 
 /** TypeBox errors → the answer's `errors`. */
-function schemaRefusal(
-  part: string,
-  errors: { instancePath: string; keyword: string; params: Record<string, any>; message: string }[],
-): Refusal {
+function schemaRefusal(part: string, errors: TLocalizedValidationError[]): Refusal {
   const problems: FieldProblem[] = [];
   // a union of literals reports each literal, then anyOf: one problem listing the allowed values
   const allowed = new Map<string, unknown[]>();
@@ -96,32 +94,26 @@ function schemaRefusal(
       seen.add(e.instancePath);
     }
     if (e.keyword === 'boolean') continue; // "schema is false", repeated by additionalProperties
-    let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
-    let code: ErrorCode = 'invalid_field';
-    let message = e.message;
+    const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     if (e.keyword === 'required') {
-      const missing: string[] = e.params.requiredProperties ?? [];
-      for (const m of missing) {
+      for (const m of e.params.requiredProperties) {
         const f = field ? `${field}.${m}` : m;
         problems.push({ field: f, code: 'missing_field', message: `${f} is required` });
       }
       continue;
     }
     if (e.keyword === 'additionalProperties') {
-      const extra: string[] = e.params.additionalProperties ?? [];
-      for (const x of extra) {
+      for (const x of e.params.additionalProperties) {
         const f = field ? `${field}.${x}` : x;
         problems.push({ field: f, code: 'unknown_field', message: `${f} is not a known ${part} key` });
       }
       continue;
     }
     if (field === '') {
-      problems.push({ code: part === 'body' ? 'invalid_body' : 'invalid_field', message: `The ${part} ${message}` });
+      problems.push({ code: part === 'body' ? 'invalid_body' : 'invalid_field', message: `The ${part} ${e.message}` });
       continue;
     }
-    code = 'invalid_field';
-    message = `${field} ${message}`;
-    problems.push({ field, code, message });
+    problems.push({ field, code: 'invalid_field', message: `${field} ${e.message}` });
   }
   if (problems.length === 0)
     problems.push({ code: part === 'body' ? 'invalid_body' : 'invalid_field', message: `The ${part} is not valid` });
@@ -137,7 +129,7 @@ function validatorFor(schema: TSchema, part: string) {
     if (part === 'body' && (data === undefined || data === null)) data = {};
     const value = part === 'body' ? data : v.Convert(data);
     if (v.Check(value)) return { value };
-    return { error: schemaRefusal(part, v.Errors(value) as never) };
+    return { error: schemaRefusal(part, v.Errors(value)) };
   };
 }
 
@@ -218,9 +210,10 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
           services,
           person: req.person!,
           caller: req.caller!,
-          params: (req.params ?? {}) as Record<string, any>,
-          query: (req.query ?? {}) as Record<string, any>,
-          body: req.body,
+          // what the route's schemas validated (validatorFor): the Static its handler is typed with
+          params: req.params ?? {},
+          query: req.query ?? {},
+          body: route.body ? req.body : undefined,
         });
         if (route.stream) return reply; // hijacked: the handler writes the answer
         reply.header('cache-control', 'no-store');

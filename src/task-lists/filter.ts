@@ -156,7 +156,9 @@ export function refuse(problems: FieldProblem[]): void {
 /**
  * Reads a filter from query-like keys (the list query's, a bulk body's `filter`): the FILTER_KEYS
  * and `f.<field>`; strings as a query string carries them (booleans and numbers also accepted).
- * Refuses `invalid_field`/`unknown_field` naming each bad key.
+ * Refuses `invalid_field`/`unknown_field` naming each bad key. A hand reader, for what no schema
+ * says: the `f.<field>` keys and their types depend on the process's fields, and a bulk body's
+ * filter (read again, against the fields of then, when a stored job resumes) is any JSON object.
  */
 export function readTaskFilter(raw: Record<string, unknown>, proc: ProcessDef, timeZone: string): TaskFilter {
   const problems: FieldProblem[] = [];

@@ -15,7 +15,7 @@ import type { Caller } from '../lib/caller.js';
 import { showValue } from '../lib/values.js';
 import type { ProcessDef } from '../processes/store.js';
 import { taskColumns } from '../tasks/store.js';
-import { countTasks, fieldFor, filterCondition, problem, readFilterInto, refuse, single, unknownField, type TaskFilter } from './filter.js';
+import { countTasks, fieldFor, filterCondition, problem, readFilterInto, refuse, unknownField, type TaskFilter } from './filter.js';
 import { HOLDER_JOINS, HOLDER_NAME, taskView, type Task, type TaskViewRow } from './view.js';
 
 /** System attributes a list sorts by, with their never-NULL sort expression and SQL type. */
@@ -79,25 +79,31 @@ function readSort(value: string, proc: ProcessDef, problems: FieldProblem[]): Ta
 }
 
 /**
- * Reads a list query (`GET /v1/processes/:id/tasks`): the filter keys, `sort` (default
- * -createdAt), `limit` (1..500, default 50) and `cursor`. Refuses naming every bad key.
+ * A list query (`GET /v1/processes/:id/tasks`) as its route's schema parsed it: `sort`, `limit` and
+ * `cursor` are texts; the other keys are the filter's, read by readFilterInto (the f.<field> keys
+ * depend on the process's fields, which no schema knows).
  */
-export function readTaskListQuery(raw: Record<string, unknown>, proc: ProcessDef, timeZone: string): TaskListQuery {
+export type TaskListParams = Record<string, unknown> & { sort?: string; limit?: string; cursor?: string };
+
+/**
+ * Reads a list query: the filter keys, `sort` (default -createdAt), `limit` (1..500, default 50)
+ * and `cursor`. The schema states them as texts (its OpenAPI), so what they must say is read here.
+ * Refuses naming every bad key.
+ */
+export function readTaskListQuery(raw: TaskListParams, proc: ProcessDef, timeZone: string): TaskListQuery {
   const problems: FieldProblem[] = [];
   const filter = readFilterInto(raw, proc, timeZone, problems);
-  const sortText = single('sort', raw.sort, problems);
-  const sort = readSort(sortText === undefined || sortText === '' ? DEFAULT_SORT : sortText, proc, problems);
+  const sort = readSort(raw.sort === undefined || raw.sort === '' ? DEFAULT_SORT : raw.sort, proc, problems);
   let limit = DEFAULT_LIMIT;
-  const l = single('limit', raw.limit, problems);
+  const l = raw.limit;
   if (l !== undefined && l !== '') {
     const n = Number(l);
     if (!/^\d+$/.test(l) || n < 1 || n > MAX_LIMIT)
       problems.push(problem('limit', l, `"limit": ${showValue(l)} is not a whole number from 1 to ${MAX_LIMIT}`));
     else limit = n;
   }
-  const cursor = single('cursor', raw.cursor, problems);
   refuse(problems);
-  return { filter, sort: sort!, limit, cursor: cursor === undefined || cursor === '' ? null : cursor };
+  return { filter, sort: sort!, limit, cursor: raw.cursor === undefined || raw.cursor === '' ? null : raw.cursor };
 }
 
 interface CursorBody {

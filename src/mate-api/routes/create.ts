@@ -9,7 +9,7 @@ import { S, withProperties, type MateRoute } from '../route.js';
 // transaction's size.
 const MAX_CREATE_ITEMS = 10_000;
 
-const createTask: MateRoute = {
+const createTask: MateRoute<'object'> = {
   method: 'POST',
   name: 'CreateTask',
   withProcess: true,
@@ -27,7 +27,7 @@ const createTask: MateRoute = {
   },
 };
 
-const createTasksRoute: MateRoute = {
+const createTasksRoute: MateRoute<'array'> = {
   method: 'POST',
   name: 'CreateTasks',
   withProcess: true,
@@ -39,7 +39,7 @@ const createTasksRoute: MateRoute = {
     response: withProperties(S.response, { taskIds: { type: 'array', items: { type: 'integer' } } }),
   },
   handler: async (ctx) => {
-    const items = ctx.body as unknown[];
+    const items = ctx.body;
     if (items.length > MAX_CREATE_ITEMS)
       throw new Refusal('invalid_body', `At most ${MAX_CREATE_ITEMS} tasks per call; got ${items.length}`);
     const proc = await ctx.process();
@@ -51,7 +51,7 @@ const createTasksRoute: MateRoute = {
   },
 };
 
-const createAndTakeTask: MateRoute = {
+const createAndTakeTask: MateRoute<'object'> = {
   method: 'POST',
   name: 'CreateAndTakeTask',
   withProcess: true,

@@ -12,8 +12,8 @@ import { extendLock, updateTask } from '../../tasks/update.js';
 import type { HandBackAction } from '../../tasks/state-machine.js';
 import { dummyTask, response, taskObject } from '../answers.js';
 import type { ProcessDef } from '../../processes/store.js';
-import { ACTIONS, readAction, requireId, type Body } from '../readers.js';
-import { NO_EXTRA_KEYS, S, withProperties, type MateRoute } from '../route.js';
+import { ACTIONS, isJsonObject, readAction, requireId, type Body } from '../readers.js';
+import { mateRoute, NO_EXTRA_KEYS, S, withProperties, type Ctx, type MateRoute } from '../route.js';
 
 // One Return call hands back at most this many tasks: each item is written on its own.
 const MAX_RETURN_ITEMS = 1_000;
@@ -47,34 +47,34 @@ function readTakeNext(body: Body): string | null {
   return v;
 }
 
-const handBackRoute = (name: string, action: HandBackAction): MateRoute => ({
-  method: 'POST',
-  name,
-  withProcess: false,
-  bodyType: 'object',
-  refusal: NO_EXTRA_KEYS,
-  summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}; with takeNext, also take the next task`,
-  doc: { body: handBackBody, response: handBackAnswer },
-  handler: async (ctx) => {
-    const body = ctx.body as Body;
-    const item = readAction(body, ctx.caller, action);
-    const nextKey = readTakeNext(body);
-    // the process before the state (docs/mate-api.md §5): an unknown one hands nothing back
-    const proc = nextKey === null ? null : await ctx.process(nextKey);
-    const r = await ctx.services.batchers.handBack(item);
-    if (!r.ok) throw r.refusal;
-    const extra: Record<string, unknown> = { queue: r.value.queue, error: r.value.error };
-    if (proc) extra.next = await takeNextAfter(ctx, proc);
-    return response(ctx.req, r.value.message, extra);
-  },
-});
+const handBackRoute = (name: string, action: HandBackAction): MateRoute =>
+  mateRoute({
+    method: 'POST',
+    name,
+    withProcess: false,
+    bodyType: 'object',
+    refusal: NO_EXTRA_KEYS,
+    summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}; with takeNext, also take the next task`,
+    doc: { body: handBackBody, response: handBackAnswer },
+    handler: async (ctx) => {
+      const item = readAction(ctx.body, ctx.caller, action);
+      const nextKey = readTakeNext(ctx.body);
+      // the process before the state (docs/mate-api.md §5): an unknown one hands nothing back
+      const proc = nextKey === null ? null : await ctx.process(nextKey);
+      const r = await ctx.services.batchers.handBack(item);
+      if (!r.ok) return ctx.refused(r.refusal);
+      const extra: Record<string, unknown> = { queue: r.value.queue, error: r.value.error };
+      if (proc) extra.next = await takeNextAfter(ctx, proc);
+      return response(ctx.req, r.value.message, extra);
+    },
+  });
 
 /**
  * The combined call's take, after its hand-back committed: exactly TakeNext's. A failure here
  * cannot undo the hand-back, so it is answered in `next` (a dummy task with code `unavailable`),
  * never as a failure of the whole call.
  */
-async function takeNextAfter(ctx: Parameters<MateRoute['handler']>[0], proc: ProcessDef): Promise<Record<string, unknown>> {
+async function takeNextAfter(ctx: Ctx, proc: ProcessDef): Promise<Record<string, unknown>> {
   try {
     const t = await ctx.services.batchers.take(proc, { caller: ctx.caller, count: 1 });
     if ('empty' in t) return dummyTask(proc.processKey, t.empty, t.message, ctx.req.id);
@@ -86,22 +86,19 @@ async function takeNextAfter(ctx: Parameters<MateRoute['handler']>[0], proc: Pro
 }
 
 /** A Return item as a hand-back, or the refusal that makes it fail alone (docs/mate-api.md §7.13). */
-function readReturnItem(
-  item: unknown,
-  ctx: Parameters<MateRoute['handler']>[0],
-): HandBackItem | { taskId: number | null; refusal: Refusal } {
+function readReturnItem(item: unknown, ctx: Ctx): HandBackItem | { taskId: number | null; refusal: Refusal } {
   try {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Refusal('invalid_field', 'Each item must be an object');
-    const rawAction = getKey(item as Body, 'action');
+    if (!isJsonObject(item)) throw new Refusal('invalid_field', 'Each item must be an object');
+    const rawAction = getKey(item, 'action');
     if (rawAction === undefined || rawAction === null || rawAction === '') throw new Refusal('missing_field', 'action is required');
     const action = typeof rawAction === 'string' ? ACTIONS[rawAction.toLowerCase()] : undefined;
     if (!action) throw new Refusal('invalid_field', `action ${JSON.stringify(rawAction)} is not one of Solved, Manual, Error, Retry`);
-    return readAction(item as Body, ctx.caller, action);
+    return readAction(item, ctx.caller, action);
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     let taskId: number | null = null;
     try {
-      taskId = requireId(item as Body, 'taskId');
+      taskId = isJsonObject(item) ? requireId(item, 'taskId') : null;
     } catch {
       taskId = null;
     }
@@ -110,7 +107,7 @@ function readReturnItem(
 }
 
 export const HAND_BACK_ROUTES: MateRoute[] = [
-  {
+  mateRoute({
     method: 'POST',
     name: 'UpdateTask',
     withProcess: false,
@@ -119,7 +116,7 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
     refusal: NO_EXTRA_KEYS,
     doc: { body: { ...S.taskData, properties: { taskId: { type: 'integer' } }, required: ['taskId'] }, response: S.response },
     handler: async (ctx) => {
-      const body = ctx.body as Body;
+      const { body } = ctx;
       const taskId = requireId(body, 'taskId');
       const { tenantId } = ctx.caller;
       const r = await ctx.services.units.transaction((tx) =>
@@ -127,7 +124,7 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
       );
       return response(ctx.req, r.message);
     },
-  },
+  }),
   handBackRoute('Solved', 'Solved'),
   handBackRoute('Manual', 'Manual'),
   handBackRoute('Error', 'Error'),
@@ -136,7 +133,7 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
   handBackRoute('ManualAsync', 'Manual'),
   handBackRoute('ErrorAsync', 'Error'),
   handBackRoute('RetryAsync', 'Retry'),
-  {
+  mateRoute({
     method: 'POST',
     name: 'Return',
     withProcess: false,
@@ -152,7 +149,7 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
       response: withProperties(S.response, { results: { type: 'array', items: S.response } }),
     },
     handler: async (ctx) => {
-      const items = ctx.body as unknown[];
+      const items = ctx.body;
       if (items.length > MAX_RETURN_ITEMS)
         throw new Refusal('invalid_body', `At most ${MAX_RETURN_ITEMS} items per call; got ${items.length}`);
       const results: Record<string, unknown>[] = [];
@@ -184,8 +181,8 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
       }
       return response(ctx.req, `${results.length} item${results.length === 1 ? '' : 's'} processed`, { results });
     },
-  },
-  {
+  }),
+  mateRoute({
     method: 'POST',
     name: 'ExtendLock',
     withProcess: false,
@@ -201,12 +198,12 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
       response: withProperties(S.response, { lockedUntil: { type: ['string', 'null'] } }),
     },
     handler: async (ctx) => {
-      const body = ctx.body as Body;
+      const { body } = ctx;
       const taskId = requireId(body, 'taskId');
       const s = getKey(body, 'seconds');
       const seconds = s === undefined || s === null || s === '' ? null : readInteger(s, 'seconds', { min: 1, max: 86_400 });
       const r = await ctx.services.units.transaction((tx) => extendLock(tx, ctx.caller, taskId, seconds));
       return response(ctx.req, r.message, { lockedUntil: formatDateTime(r.row.locked_until!, ctx.caller.timeZone) });
     },
-  },
+  }),
 ];

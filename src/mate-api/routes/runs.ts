@@ -5,13 +5,13 @@ import { okToRun } from '../../tasks/gate.js';
 import { startOrGetRun, finishRun } from '../../runs/service.js';
 import { reportFailure, getRules } from '../../processes/service.js';
 import { response } from '../answers.js';
-import { readOverrides, requireId, type Body } from '../readers.js';
-import { NO_EXTRA_KEYS, S, type MateRoute } from '../route.js';
+import { readOverrides, requireId } from '../readers.js';
+import { mateRoute, NO_EXTRA_KEYS, S, type MateRoute } from '../route.js';
 
 const runAnswer = { type: 'object', properties: { processKey: { type: 'string' }, runId: { type: 'integer' } } };
 
 export const RUN_ROUTES: MateRoute[] = [
-  {
+  mateRoute({
     method: 'GET',
     name: 'OkToRun',
     withProcess: true,
@@ -30,21 +30,23 @@ export const RUN_ROUTES: MateRoute[] = [
       const a = await okToRun(ctx.services.db, proc, ctx.caller.now, ctx.caller.timeZone);
       return { body: { ...a, requestId: ctx.req.id } };
     },
-  },
-  ...['StartOrGetRun', 'StartRun'].map((name): MateRoute => ({
-    method: 'GET',
-    name,
-    withProcess: true,
-    summary: "Open or resume the process's run",
-    refusal: (pk) => ({ processKey: pk, runId: -1 }),
-    doc: { response: runAnswer },
-    handler: async (ctx) => {
-      const proc = await ctx.process();
-      const runId = await ctx.services.units.transaction((tx) => startOrGetRun(tx, ctx.caller, proc));
-      return { body: { processKey: proc.processKey, runId, requestId: ctx.req.id } };
-    },
-  })),
-  {
+  }),
+  ...['StartOrGetRun', 'StartRun'].map((name) =>
+    mateRoute({
+      method: 'GET',
+      name,
+      withProcess: true,
+      summary: "Open or resume the process's run",
+      refusal: (pk) => ({ processKey: pk, runId: -1 }),
+      doc: { response: runAnswer },
+      handler: async (ctx) => {
+        const proc = await ctx.process();
+        const runId = await ctx.services.units.transaction((tx) => startOrGetRun(tx, ctx.caller, proc));
+        return { body: { processKey: proc.processKey, runId, requestId: ctx.req.id } };
+      },
+    }),
+  ),
+  mateRoute({
     method: 'POST',
     name: 'FinishRun',
     withProcess: false,
@@ -64,14 +66,14 @@ export const RUN_ROUTES: MateRoute[] = [
       response: S.response,
     },
     handler: async (ctx) => {
-      const body = ctx.body as Body;
+      const { body } = ctx;
       const runId = requireId(body, 'runId');
       const overrides = readOverrides(body);
       const message = await ctx.services.units.transaction((tx) => finishRun(tx, ctx.caller, runId, overrides));
       return response(ctx.req, message);
     },
-  },
-  {
+  }),
+  mateRoute({
     method: 'POST',
     name: 'Failure',
     withProcess: false,
@@ -83,7 +85,7 @@ export const RUN_ROUTES: MateRoute[] = [
       response: S.response,
     },
     handler: async (ctx) => {
-      const body = ctx.body as Body;
+      const { body } = ctx;
       const key = getKey(body, 'processKey');
       if (key === undefined || key === null || key === '') {
         throw new Refusal('missing_field', 'processKey is required', [
@@ -96,8 +98,8 @@ export const RUN_ROUTES: MateRoute[] = [
       await ctx.services.units.transaction((tx) => reportFailure(tx, ctx.caller, proc, message));
       return response(ctx.req, `Failure of process ${proc.processKey} recorded`);
     },
-  },
-  {
+  }),
+  mateRoute({
     method: 'GET',
     name: 'GetRules',
     withProcess: true,
@@ -105,5 +107,5 @@ export const RUN_ROUTES: MateRoute[] = [
     refusal: (pk) => ({ processKey: pk }),
     doc: { response: { type: 'object', description: '{processKey, <rule name>: <typed value>, …}', additionalProperties: true } },
     handler: async (ctx) => ({ body: await getRules(ctx.services.db, await ctx.process()) }),
-  },
+  }),
 ];

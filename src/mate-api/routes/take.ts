@@ -1,10 +1,10 @@
 /** TakeNext and TakeMany (docs/mate-api.md §7.6). */
 import { readInteger } from '../../lib/values.js';
 import { dummyTask, dummyTaskBase, taskObject } from '../answers.js';
-import { NO_EXTRA_KEYS, S, type MateRoute } from '../route.js';
+import { mateRoute, NO_EXTRA_KEYS, S, type MateRoute } from '../route.js';
 
 export const TAKE_ROUTES: MateRoute[] = [
-  {
+  mateRoute({
     method: 'GET',
     name: 'TakeNext',
     withProcess: true,
@@ -17,8 +17,8 @@ export const TAKE_ROUTES: MateRoute[] = [
       if ('empty' in r) return { body: dummyTask(proc.processKey, r.empty, r.message, ctx.req.id) };
       return { body: taskObject(r.tasks[0], proc, ctx.caller.timeZone) };
     },
-  },
-  {
+  }),
+  mateRoute({
     method: 'GET',
     name: 'TakeMany',
     withProcess: true,
@@ -37,5 +37,5 @@ export const TAKE_ROUTES: MateRoute[] = [
       if ('empty' in r) return { body: [] };
       return { body: r.tasks.map((t) => taskObject(t, proc, ctx.caller.timeZone)) };
     },
-  },
+  }),
 ];

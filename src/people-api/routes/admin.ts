@@ -13,14 +13,13 @@ import {
   setMateDisabled,
   setUserDisabled,
   updateUser,
-  type Role,
 } from '../../accounts/service.js';
 import { changeUserPassword } from '../../accounts/sessions.js';
 import { audit, listAudit } from '../../audit/store.js';
 import { Refusal } from '../../lib/errors.js';
 import { randomPassword } from '../../lib/secrets.js';
 import { getTenant, rotateApiSecret, updateTenant } from '../../tenants/service.js';
-import { answer, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, Id, IdParams, IsoDate, Nullable, OneOf, type PeopleRoute } from '../route.js';
 
 /**
  * After a rotation through the API the old API secret (and Mate tokens issued with it) keeps
@@ -31,7 +30,7 @@ export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600;
 /** At most a week: a rotation that leaves the old secret alive longer is not much of a rotation. */
 const MAX_SECRET_GRACE_SECONDS = 7 * 24 * 3600;
 
-const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const RoleSchema = OneOf(ROLES);
 const TenantBody = Type.Object({ id: Type.Integer(), clientId: Type.String(), name: Type.String(), timeZone: Type.String() });
 const UserBody = Type.Object({
   id: Type.Integer(),
@@ -71,7 +70,7 @@ async function findMate(db: Parameters<typeof listMates>[0], tenantId: number, i
 }
 
 export const ADMIN_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/tenant',
     permission: 'tenant.read',
@@ -82,8 +81,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
     async handler({ services, caller }) {
       return tenantBody(await getTenant(services.db, caller.tenantId));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/tenant',
     permission: 'tenant.manage',
@@ -108,8 +107,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         return tenantBody(after);
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/tenant/api-secret',
     permission: 'tenant.manage',
@@ -150,8 +149,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         previousValidUntil: r.previousValidUntil,
       };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/users',
     permission: 'users.manage',
@@ -162,8 +161,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
     async handler({ services, caller }) {
       return { items: await listUsers(services.db, caller.tenantId) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/users',
     permission: 'users.manage',
@@ -203,8 +202,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         return answer(201, { user: await getUser(tx.db, caller.tenantId, created.id), password: created.password });
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/users/:id',
     permission: 'users.manage',
@@ -232,13 +231,7 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         }
         if (body.disabled === true && params.id === caller.actor.id) throw new Refusal('conflict', 'You cannot disable yourself');
         if (body.role !== undefined || body.name !== undefined || body.email !== undefined) {
-          await updateUser(
-            tx,
-            caller.tenantId,
-            params.id,
-            { role: body.role as Role | undefined, name: body.name, email: body.email },
-            caller.now,
-          );
+          await updateUser(tx, caller.tenantId, params.id, { role: body.role, name: body.name, email: body.email }, caller.now);
         }
         if (body.disabled !== undefined && body.disabled !== before.disabled)
           await setUserDisabled(tx, caller.tenantId, params.id, body.disabled, caller.now);
@@ -255,8 +248,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         return after;
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/users/:id/password',
     permission: 'users.manage',
@@ -277,8 +270,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
       });
       return { password: generated };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/mates',
     permission: 'mates.manage',
@@ -289,8 +282,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
     async handler({ services, caller }) {
       return { items: await listMates(services.db, caller.tenantId) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/mates',
     permission: 'mates.manage',
@@ -323,8 +316,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         return answer(201, { mate: await findMate(tx.db, caller.tenantId, created.id), password: created.password });
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/mates/:id',
     permission: 'mates.manage',
@@ -352,8 +345,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         return after;
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/mates/:id/password',
     permission: 'mates.manage',
@@ -371,8 +364,8 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
       });
       return { password: generated };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/audit',
     permission: 'users.manage',
@@ -414,5 +407,5 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
         }),
       };
     },
-  },
+  }),
 ];

@@ -4,15 +4,13 @@
  */
 import { Transform, type Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { Caller } from '../../lib/caller.js';
-import type { Services } from '../../services.js';
 import { Refusal } from '../../lib/errors.js';
-import { loadProcessById } from '../../processes/store.js';
-import { readBulkRequest, countMatching, BULK_ACTIONS, MAX_IDS } from '../../bulk/jobs.js';
+import { bulkRequestFrom, countMatching, BULK_ACTIONS, MAX_IDS, type BulkAction } from '../../bulk/jobs.js';
+import type { Role } from '../../accounts/service.js';
 import { commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../bulk/import.js';
 import { parseJsonStrict } from '../../lib/json.js';
 import { allows, rolesOf } from '../permissions.js';
-import { answer, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, FreeObject, IdParams, IsoDate, Nullable, OneOf, processFor, type PeopleRoute } from '../route.js';
 
 /**
  * An import file may be this large: 100k rows of a dozen fields are about 20 MB of CSV; 128 MiB
@@ -22,28 +20,20 @@ export const IMPORT_BODY_LIMIT = 128 * 1024 * 1024;
 
 const BulkBody = Type.Object(
   {
-    action: Type.Union(BULK_ACTIONS.map((a) => Type.Literal(a))),
+    action: OneOf(BULK_ACTIONS),
     queue: Type.Optional(Type.String({ description: 'move: the target queue' })),
     error: Type.Optional(Type.Boolean({ description: 'move to Manual: set the Error flag' })),
     urgent: Type.Optional(Type.Boolean({ description: 'urgent: the value to set' })),
     comment: Type.Optional(Type.String()),
     ids: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: MAX_IDS })),
-    filter: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'the keys of the task list query, f.<field> included' }),
-    ),
+    filter: Type.Optional(FreeObject({ additionalProperties: true, description: 'the keys of the task list query, f.<field> included' })),
   },
   { additionalProperties: false },
 );
 
-async function processFor(services: Services, caller: Caller, id: number) {
-  const proc = await loadProcessById(services.db, caller.tenantId, id);
-  if (!proc) throw new Refusal('process_not_found', `No process ${id}`);
-  return proc;
-}
-
 /** Deleting in bulk needs the delete permission as deleting one task does. */
-function checkDelete(action: string, role: string): void {
-  if (action === 'delete' && !allows('tasks.delete', role as never)) {
+function checkDelete(action: BulkAction, role: Role): void {
+  if (action === 'delete' && !allows('tasks.delete', role)) {
     throw new Refusal('forbidden', `The ${role} role may not delete tasks (needs ${rolesOf('tasks.delete')})`);
   }
 }
@@ -63,7 +53,7 @@ function limited(stream: Readable, limit: number): Readable {
 }
 
 export const BULK_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/tasks/bulk/count',
     permission: 'tasks.work',
@@ -75,12 +65,12 @@ export const BULK_ROUTES: PeopleRoute[] = [
     response: { 200: Type.Object({ total: Type.Integer() }), 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, body, person }) {
       const proc = await processFor(services, caller, params.id);
-      const req = readBulkRequest(body, proc, caller.timeZone);
+      const req = bulkRequestFrom(body, proc, caller.timeZone);
       checkDelete(req.action, person.user.role);
       return { total: await countMatching(services.db, caller, proc, req.target) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/tasks/bulk',
     permission: 'tasks.work',
@@ -94,12 +84,12 @@ export const BULK_ROUTES: PeopleRoute[] = [
     response: { 202: Type.Object({ jobId: Type.String(), total: Type.Integer() }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, body, person }) {
       const proc = await processFor(services, caller, params.id);
-      const req = readBulkRequest(body, proc, caller.timeZone);
+      const req = bulkRequestFrom(body, proc, caller.timeZone);
       checkDelete(req.action, person.user.role);
       return answer(202, await services.bulkJobs.start(caller, proc, req));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/jobs/:id',
     permission: 'tasks.read',
@@ -131,8 +121,8 @@ export const BULK_ROUTES: PeopleRoute[] = [
       if (!job) throw new Refusal('not_found', `No bulk job ${params.id}`);
       return job;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/tasks/import',
     permission: 'tasks.work',
@@ -163,6 +153,7 @@ export const BULK_ROUTES: PeopleRoute[] = [
       if (!format)
         throw new Refusal('unsupported_media_type', 'Send the file as text/csv or as an XLSX spreadsheet (or say ?format=csv|xlsx)');
       let mapping: ColumnMapping | null = null;
+      // JSON inside a query value: no schema of the query string reads it
       if (query.mapping !== undefined) {
         const parsed = (() => {
           try {
@@ -189,5 +180,5 @@ export const BULK_ROUTES: PeopleRoute[] = [
       const result = await services.units.transaction((tx) => commitImport(tx, caller, proc, table, mapping));
       return { dryRun: false, ...result };
     },
-  },
+  }),
 ];

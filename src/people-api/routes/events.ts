@@ -13,7 +13,7 @@ import { Type } from 'typebox';
 import { Refusal } from '../../lib/errors.js';
 import { startStream } from '../../events/stream.js';
 import { credentialIsLive } from '../../accounts/sessions.js';
-import { answer, ErrorBody, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, type PeopleRoute } from '../route.js';
 
 function readLastEventId(header: unknown, query: unknown): number | null {
   const raw = typeof header === 'string' && header !== '' ? header : typeof query === 'string' && query !== '' ? query : null;
@@ -26,7 +26,7 @@ function readLastEventId(header: unknown, query: unknown): number | null {
 }
 
 export const EVENT_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/events',
     permission: 'events.read',
@@ -111,5 +111,5 @@ export const EVENT_ROUTES: PeopleRoute[] = [
       res.on('close', close);
       return answer(200);
     },
-  },
+  }),
 ];

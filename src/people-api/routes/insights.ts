@@ -5,7 +5,7 @@ import { kpiRange, kpiReport } from '../../kpis/report.js';
 import { exportKpiEventsCsv } from '../../task-lists/export.js';
 import { listNotifications, markAllRead, markNotification } from '../../notifications/store.js';
 import { requireProcess } from '../../processes/editing.js';
-import { answer, Id, IdParams, IsoDate, Nullable, ErrorBody, type PeopleRoute } from '../route.js';
+import { answer, CsvStream, defineRoute, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
 
 const NotificationSchema = Type.Object({
   id: Type.Integer(),
@@ -18,7 +18,7 @@ const NotificationSchema = Type.Object({
 });
 
 export const INSIGHT_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/notifications',
     permission: 'processes.read',
@@ -43,8 +43,8 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
         limit: query.limit ?? 100,
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/notifications/:id/read',
     permission: 'notifications.manage',
@@ -58,8 +58,8 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
       await markNotification(services.db, caller.tenantId, params.id, body.read ?? true, caller.now);
       return null;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/notifications/read-all',
     permission: 'notifications.manage',
@@ -71,8 +71,8 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, body }) {
       return { marked: await markAllRead(services.db, caller.tenantId, caller.now, body.processId) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/kpis',
     permission: 'processes.read',
@@ -120,8 +120,8 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
       });
       return { timeZone: caller.timeZone, by, items };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/kpis/export',
     permission: 'processes.read',
@@ -136,7 +136,7 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
       },
       { additionalProperties: false },
     ),
-    response: { 200: Type.String({ description: 'text/csv' }), 400: ErrorBody, 404: ErrorBody },
+    response: { 200: CsvStream, 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, query }) {
       if (query.processId !== undefined) await requireProcess(services.db, caller.tenantId, query.processId);
       const { from, end } = kpiRange(query.from, query.to, caller.timeZone);
@@ -145,5 +145,5 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
         'content-disposition': 'attachment; filename="kpi-events.csv"',
       });
     },
-  },
+  }),
 ];

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { changeUserPassword, createPersonalToken, listPersonalTokens, openSession, revokePersonalToken } from '../../accounts/sessions.js';
 import { Refusal } from '../../lib/errors.js';
 import { sessionCookie } from '../authenticate.js';
-import { answer, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
 import { SessionBody, sessionBody } from './session.js';
 
 const TokenInfo = Type.Object({
@@ -15,7 +15,7 @@ const TokenInfo = Type.Object({
 });
 
 export const ME_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/me/tokens',
     permission: 'self',
@@ -26,8 +26,8 @@ export const ME_ROUTES: PeopleRoute[] = [
     async handler({ services, person }) {
       return { items: await listPersonalTokens(services.db, person.tenant.id, person.user.id, services.clock.now()) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/me/tokens',
     permission: 'self',
@@ -47,6 +47,7 @@ export const ME_ROUTES: PeopleRoute[] = [
       400: ErrorBody,
     },
     async handler({ services, person, body }) {
+      // read here, not by the schema: a `format` there would change the OpenAPI and this answer
       const expiresAt = new Date(body.expiresAt);
       if (!/^\d{4}-\d\d-\d\dT/.test(body.expiresAt) || Number.isNaN(expiresAt.getTime())) {
         throw new Refusal('invalid_field', 'expiresAt must be an ISO 8601 date-time', [
@@ -69,8 +70,8 @@ export const ME_ROUTES: PeopleRoute[] = [
         lastUsedAt: t.lastUsedAt,
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'DELETE',
     url: '/me/tokens/:id',
     permission: 'self',
@@ -83,8 +84,8 @@ export const ME_ROUTES: PeopleRoute[] = [
       await services.units.autocommit((tx) => revokePersonalToken(tx, person.tenant.id, person.user.id, params.id, services.clock.now()));
       return null;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/me/password',
     permission: 'self',
@@ -108,5 +109,5 @@ export const ME_ROUTES: PeopleRoute[] = [
         'set-cookie': sessionCookie(fresh.token, fresh.person.credential.expiresAt!, now, services.config.publicUrl),
       });
     },
-  },
+  }),
 ];

@@ -9,7 +9,7 @@ import { getProcessSummary, listProcessSummaries, listRules, loadFields, loadSet
 import { createRule, deleteRule, requireProcess, setGate, updateProcess, updateRule, updateSettings } from '../../processes/editing.js';
 import { developerView } from '../../processes/developer.js';
 import { Refusal } from '../../lib/errors.js';
-import { answer, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, Id, IdParams, IsoDate, Nullable, OneOf, type PeopleRoute } from '../route.js';
 
 const Count = Type.Integer({ minimum: 0 });
 export const ProcessSummarySchema = Type.Object({
@@ -48,8 +48,8 @@ export const ProcessSummarySchema = Type.Object({
   lastMateContactAt: Nullable(IsoDate),
 });
 
-const FieldType = Type.Union(FIELD_TYPES.map((t) => Type.Literal(t)));
-const RuleType = Type.Union(RULE_TYPES.map((t) => Type.Literal(t)));
+const FieldType = OneOf(FIELD_TYPES);
+const RuleType = OneOf(RULE_TYPES);
 const FieldSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
@@ -157,7 +157,7 @@ async function findRule(services: Services, caller: Caller, processId: number, r
 }
 
 export const PROCESS_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/processes',
     permission: 'processes.read',
@@ -176,8 +176,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
         }),
       };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes',
     permission: 'processes.manage',
@@ -205,8 +205,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return answer(201, await detail(services, caller, created.id));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/processes/:id',
     permission: 'processes.read',
@@ -218,8 +218,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params }) {
       return detail(services, caller, params.id);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/processes/:id',
     permission: 'processes.manage',
@@ -245,8 +245,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return detail(services, caller, params.id);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/processes/:id/settings',
     permission: 'processes.manage',
@@ -275,8 +275,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return detail(services, caller, params.id);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/gate',
     permission: 'processes.gate',
@@ -298,8 +298,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return getProcessSummary(services.db, caller.tenantId, params.id, caller.timeZone, caller.now);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PUT',
     url: '/processes/:id/fields',
     permission: 'processes.manage',
@@ -347,8 +347,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
         return edited;
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/processes/:id/rules',
     permission: 'processes.read',
@@ -361,8 +361,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       await requireProcess(services.db, caller.tenantId, params.id);
       return { items: await listRules(services.db, caller.tenantId, params.id) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/rules',
     permission: 'processes.manage',
@@ -394,8 +394,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return answer(201, await findRule(services, caller, params.id, id));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/processes/:id/rules/:ruleId',
     permission: 'processes.manage',
@@ -426,8 +426,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return findRule(services, caller, params.id, params.ruleId);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PUT',
     url: '/processes/:id/rules/:ruleId/value',
     permission: 'rules.values',
@@ -438,10 +438,6 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
     body: Type.Object({ value: Type.Unknown() }, { additionalProperties: false }),
     response: { 200: RuleView, 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, body }) {
-      if (!('value' in body))
-        throw new Refusal('missing_field', 'value is required (null unsets the rule)', [
-          { field: 'value', code: 'missing_field', message: 'value is required' },
-        ]);
       await services.units.transaction(async (tx) => {
         const { before } = await updateRule(tx, caller.tenantId, params.id, params.ruleId, { value: body.value }, caller.now);
         await audit(tx, caller, {
@@ -453,8 +449,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return findRule(services, caller, params.id, params.ruleId);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'DELETE',
     url: '/processes/:id/rules/:ruleId',
     permission: 'processes.manage',
@@ -470,8 +466,8 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       });
       return null;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/processes/:id/developer',
     permission: 'processes.develop',
@@ -496,5 +492,5 @@ export const PROCESS_ROUTES: PeopleRoute[] = [
       const baseUrl = services.config.publicUrl ?? `${req.protocol}://${req.host}`;
       return developerView({ processKey: p.processKey, fields }, baseUrl, person.tenant.clientId);
     },
-  },
+  }),
 ];

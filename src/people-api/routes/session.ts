@@ -4,7 +4,7 @@ import { signIn, csrfTokenFor, revokeCredential, type Person } from '../../accou
 import { OverloadedError } from '../../auth/semaphore.js';
 import { Refusal } from '../../lib/errors.js';
 import { clearedSessionCookie, sessionCookie } from '../authenticate.js';
-import { answer, ErrorBody, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, IsoDate, Nullable, type PeopleRoute } from '../route.js';
 
 export const SessionBody = Type.Object({
   user: Type.Object({
@@ -30,7 +30,7 @@ export function sessionBody(person: Person, sessionToken: string | null) {
 }
 
 export const SESSION_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'POST',
     url: '/session',
     permission: 'session.create',
@@ -61,8 +61,8 @@ export const SESSION_ROUTES: PeopleRoute[] = [
             {
               signIn: {
                 outcome: err.code,
-                clientId: String(body.clientId).slice(0, 100),
-                username: String(body.username).slice(0, 100),
+                clientId: body.clientId.slice(0, 100),
+                username: body.username.slice(0, 100),
                 address: req.ip,
               },
             },
@@ -79,8 +79,8 @@ export const SESSION_ROUTES: PeopleRoute[] = [
         'set-cookie': sessionCookie(signedIn.token, signedIn.person.credential.expiresAt!, now, services.config.publicUrl),
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/session',
     permission: 'self',
@@ -91,8 +91,8 @@ export const SESSION_ROUTES: PeopleRoute[] = [
     async handler({ req, person }) {
       return sessionBody(person, req.sessionToken ?? null);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'DELETE',
     url: '/session',
     permission: 'self',
@@ -107,5 +107,5 @@ export const SESSION_ROUTES: PeopleRoute[] = [
       }
       return answer(204, undefined, { 'set-cookie': clearedSessionCookie(services.config.publicUrl) });
     },
-  },
+  }),
 ];

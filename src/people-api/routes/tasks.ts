@@ -7,9 +7,6 @@
 import { Type } from 'typebox';
 import type { Caller } from '../../lib/caller.js';
 import type { Tx } from '../../db/tx.js';
-import type { Services } from '../../services.js';
-import { Refusal } from '../../lib/errors.js';
-import { loadProcessById } from '../../processes/store.js';
 import { Readable } from 'node:stream';
 import { FILTER_KEYS, readTaskFilter } from '../../task-lists/filter.js';
 import { listTasks, readTaskListQuery } from '../../task-lists/list.js';
@@ -29,9 +26,21 @@ import {
   unlockTask,
 } from '../../tasks/people.js';
 import { QUEUES } from '../../tasks/state-machine.js';
-import { answer, ErrorBody, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import {
+  answer,
+  CsvStream,
+  defineRoute,
+  ErrorBody,
+  FreeObject,
+  IdParams,
+  IsoDate,
+  Nullable,
+  OneOf,
+  processFor,
+  type PeopleRoute,
+} from '../route.js';
 
-const Queue = Type.Union(QUEUES.map((q) => Type.Literal(q)));
+const Queue = OneOf(QUEUES);
 export const TaskSchema = Type.Object({
   id: Type.Integer(),
   processId: Type.Integer(),
@@ -109,26 +118,20 @@ const ListQuery = Type.Object(
   { additionalProperties: true, description: 'plus f.<field>=value: a field equals a value' },
 );
 
-async function processFor(services: Services, caller: Caller, id: number) {
-  const proc = await loadProcessById(services.db, caller.tenantId, id);
-  if (!proc) throw new Refusal('process_not_found', `No process ${id}`);
-  return proc;
-}
-
 /** The task as the people's API answers it once a change is written (a deleted task once more, with its last state). */
 async function viewOf(tx: Tx, caller: Caller, row: TaskRow): Promise<Task> {
   const [view] = await loadTaskViews(tx.db, caller, [row.id], { includeDeleted: true });
   return view;
 }
 
-type Act = (services: Services, caller: Caller, id: number, body: any) => Promise<object>;
-const inTx =
-  (fn: (tx: Tx, caller: Caller, id: number, body: any) => Promise<TaskRow>): Act =>
-  (services, caller, id, body) =>
-    services.units.transaction(async (tx) => viewOf(tx, caller, await fn(tx, caller, id, body)));
-
-function action(url: string, summary: string, act: Act, curlBody = ''): PeopleRoute {
-  return {
+/** A task action whose body is at most a comment (approve, reject, clear-error, unlock). */
+function action(
+  url: string,
+  summary: string,
+  act: (tx: Tx, caller: Caller, id: number, comment: string | undefined) => Promise<TaskRow>,
+  curlBody = '',
+): PeopleRoute {
+  return defineRoute({
     method: 'POST',
     url: `/tasks/:id/${url}`,
     permission: 'tasks.work',
@@ -139,13 +142,13 @@ function action(url: string, summary: string, act: Act, curlBody = ''): PeopleRo
     body: CommentOnly,
     response: { 200: TaskSchema, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
-      return act(services, caller, params.id, body);
+      return services.units.transaction(async (tx) => viewOf(tx, caller, await act(tx, caller, params.id, body.comment)));
     },
-  };
+  });
 }
 
 export const TASK_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/processes/:id/tasks',
     permission: 'tasks.read',
@@ -163,8 +166,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
       const proc = await processFor(services, caller, params.id);
       return listTasks(services.db, caller, proc, readTaskListQuery(query, proc, caller.timeZone));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/processes/:id/tasks/export',
     permission: 'tasks.read',
@@ -176,7 +179,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
       additionalProperties: true,
       description: 'plus f.<field>=value',
     }),
-    response: { 200: Type.String({ description: 'text/csv' }), 400: ErrorBody, 404: ErrorBody },
+    response: { 200: CsvStream, 400: ErrorBody, 404: ErrorBody },
     async handler({ services, caller, params, query }) {
       const proc = await processFor(services, caller, params.id);
       const filter = readTaskFilter(query, proc, caller.timeZone);
@@ -185,8 +188,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
         'content-disposition': `attachment; filename="${proc.processKey.replace(/[^A-Za-z0-9._-]/g, '_')}-tasks.csv"`,
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/processes/:id/tasks',
     permission: 'tasks.work',
@@ -194,13 +197,10 @@ export const TASK_ROUTES: PeopleRoute[] = [
     summary: 'Create one task: field values plus optional activationDate, deadline, urgent, comment (docs/product.md §5.1)',
     curl: `curl -s -X POST $QM/v1/processes/1/tasks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"invoiceNo":"INV-1","amount":120.5}'`,
     params: IdParams,
-    body: Type.Object(
-      {},
-      {
-        additionalProperties: true,
-        description: 'field values by field name, and the reserved keys activationDate, deadline, urgent, comment',
-      },
-    ),
+    body: FreeObject({
+      additionalProperties: true,
+      description: 'field values by field name, and the reserved keys activationDate, deadline, urgent, comment',
+    }),
     status: 201,
     response: { 201: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
@@ -210,8 +210,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
         await services.units.transaction(async (tx) => viewOf(tx, caller, await createTaskByPerson(tx, caller, proc, body))),
       );
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/tasks/:id',
     permission: 'tasks.read',
@@ -223,8 +223,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params }) {
       return getTaskDetail(services.db, caller, params.id);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/tasks/:id',
     permission: 'tasks.work',
@@ -233,15 +233,15 @@ export const TASK_ROUTES: PeopleRoute[] = [
     curl: `curl -s -X PATCH $QM/v1/tasks/42 -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"data":{"amount":99},"urgent":true,"comment":"fixed the amount"}'`,
     params: IdParams,
     body: Type.Object(
-      { data: Type.Optional(Type.Object({}, { additionalProperties: true })), urgent: Type.Optional(Type.Boolean()), comment: Comment },
+      { data: Type.Optional(FreeObject({ additionalProperties: true })), urgent: Type.Optional(Type.Boolean()), comment: Comment },
       { additionalProperties: false },
     ),
     response: { 200: TaskSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody },
     async handler({ services, caller, params, body }) {
       return services.units.transaction(async (tx) => viewOf(tx, caller, await editTask(tx, caller, params.id, body)));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/tasks/:id/move',
     permission: 'tasks.work',
@@ -254,8 +254,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params, body }) {
       return services.units.transaction(async (tx) => viewOf(tx, caller, await moveTask(tx, caller, params.id, body)));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/tasks/:id/comments',
     permission: 'tasks.work',
@@ -268,29 +268,12 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params, body }) {
       return services.units.transaction(async (tx) => viewOf(tx, caller, await commentTask(tx, caller, params.id, body.text)));
     },
-  },
-  action(
-    'approve',
-    'Approve a task in NeedsApproval (→ Ready, or NeedsData when required fields are missing)',
-    inTx((tx, c, id, b) => approveTask(tx, c, id, b.comment)),
-  ),
-  action(
-    'reject',
-    'Reject a task in NeedsApproval (→ Manual)',
-    inTx((tx, c, id, b) => rejectTask(tx, c, id, b.comment)),
-    '{"comment":"not ours"}',
-  ),
-  action(
-    'clear-error',
-    'Clear the Error flag (the task stays in Manual); resolves the Error',
-    inTx((tx, c, id, b) => clearErrorFlag(tx, c, id, b.comment)),
-  ),
-  action(
-    'unlock',
-    "Release a lock; the former holder's late hand-back is refused (lock_expired)",
-    inTx((tx, c, id, b) => unlockTask(tx, c, id, b.comment)),
-  ),
-  {
+  }),
+  action('approve', 'Approve a task in NeedsApproval (→ Ready, or NeedsData when required fields are missing)', approveTask),
+  action('reject', 'Reject a task in NeedsApproval (→ Manual)', rejectTask, '{"comment":"not ours"}'),
+  action('clear-error', 'Clear the Error flag (the task stays in Manual); resolves the Error', clearErrorFlag),
+  action('unlock', "Release a lock; the former holder's late hand-back is refused (lock_expired)", unlockTask),
+  defineRoute({
     method: 'POST',
     url: '/tasks/:id/reopen',
     permission: 'tasks.work',
@@ -308,8 +291,8 @@ export const TASK_ROUTES: PeopleRoute[] = [
         viewOf(tx, caller, await reopenTask(tx, caller, params.id, body.queue, body.comment)),
       );
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'DELETE',
     url: '/tasks/:id',
     permission: 'tasks.delete',
@@ -321,5 +304,5 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params }) {
       return services.units.transaction(async (tx) => viewOf(tx, caller, await deleteTask(tx, caller, params.id)));
     },
-  },
+  }),
 ];

@@ -13,7 +13,7 @@ import {
   type Subscription,
 } from '../../events/webhook-subscriptions.js';
 import { listDeliveries, redeliver, type Delivery } from '../../events/webhook-deliveries.js';
-import { answer, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
+import { answer, defineRoute, ErrorBody, Id, IdParams, IsoDate, Nullable, type PeopleRoute } from '../route.js';
 
 const EventTypes = Type.Array(Type.String({ maxLength: 100 }), {
   maxItems: 100,
@@ -81,7 +81,7 @@ const Input = {
 };
 
 export const WEBHOOK_ROUTES: PeopleRoute[] = [
-  {
+  defineRoute({
     method: 'GET',
     url: '/webhooks',
     permission: 'webhooks.read',
@@ -92,8 +92,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller }) {
       return { items: (await listSubscriptions(services.db, caller.tenantId)).map(webhookBody) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/webhooks',
     permission: 'webhooks.manage',
@@ -118,8 +118,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
       void services.events.dispatcher.kick().catch(() => {});
       return created;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/webhooks/:id',
     permission: 'webhooks.read',
@@ -131,8 +131,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params }) {
       return webhookBody(await getSubscription(services.db, caller.tenantId, params.id));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PATCH',
     url: '/webhooks/:id',
     permission: 'webhooks.manage',
@@ -151,8 +151,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
       void services.events.dispatcher.kick().catch(() => {});
       return updated;
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'DELETE',
     url: '/webhooks/:id',
     permission: 'webhooks.manage',
@@ -168,8 +168,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
         return null;
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/webhooks/:id/secret',
     permission: 'webhooks.manage',
@@ -185,8 +185,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
         return { secret };
       });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/webhooks/:id/deliveries',
     permission: 'webhooks.read',
@@ -212,8 +212,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
       });
       return { items: items.map(deliveryBody) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/webhooks/:id/deliveries/:deliveryId/redeliver',
     permission: 'webhooks.manage',
@@ -233,8 +233,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
       void services.events.dispatcher.kick().catch(() => {});
       return answer(202, { queued });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'POST',
     url: '/webhooks/:id/redeliver-failed',
     permission: 'webhooks.manage',
@@ -249,8 +249,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
       void services.events.dispatcher.kick().catch(() => {});
       return answer(202, { queued });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     url: '/webhook-settings',
     permission: 'webhooks.read',
@@ -261,8 +261,8 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller }) {
       return { allowPrivateTargets: await getAllowPrivateTargets(services.db, caller.tenantId) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'PUT',
     url: '/webhook-settings',
     permission: 'webhooks.manage',
@@ -283,5 +283,5 @@ export const WEBHOOK_ROUTES: PeopleRoute[] = [
         return { allowPrivateTargets: body.allowPrivateTargets };
       });
     },
-  },
+  }),
 ];
