@@ -45,7 +45,8 @@ export function refusalAnswer(base: Record<string, unknown>, req: FastifyRequest
 export function send(reply: FastifyReply, status: number, body: unknown, headers: Record<string, string> = {}): FastifyReply {
   reply.code(status).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return reply.send(JSON.stringify(body));
+  // a HEAD answer carries the status and headers only (RFC 9110 §9.3.2)
+  return reply.send(reply.request.method === 'HEAD' ? '' : JSON.stringify(body));
 }
 
 /** The task object (docs/mate-api.md §6.1). */
