@@ -159,7 +159,7 @@ describe('a server with room for 10 connections', () => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const started = performance.now();
       assert.equal(await healthzOn(uPort), 200, 'served once the slow senders have waited a second');
-      assert.ok(performance.now() - started < 1000);
+      assert.ok(performance.now() - started < 2000, 'answered within 2 s');
       const first = await slow[0].done;
       assert.equal(first, '', 'the oldest slow sender was closed for it');
       const rest = await Promise.all(slow.slice(1).map((c) => c.done));
