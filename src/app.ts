@@ -12,6 +12,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { VERSION } from './lib/package.js';
 import { createServices, type Services } from './services.js';
 import { requestIdFor } from './http/request-id.js';
+import { ConnectionGuard } from './http/connections.js';
 import { MAX_PATH_PARAM, routerRefusal } from './http/router-errors.js';
 import { securityHeaders } from './http/security-headers.js';
 import { errorSerializer, requestSerializer } from './http/log.js';
@@ -42,6 +43,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** the application's state (src/services.ts), for the routes */
     services: Services;
+    /** this process's client connections and the cap on them (src/http/connections.ts) */
+    connections: ConnectionGuard;
   }
 }
 
@@ -82,10 +85,11 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     },
     bodyLimit: config.bodyLimit,
     // Slow clients (slowloris, a body trickled in): the whole request within requestTimeoutMs, the
-    // headers within 10 s of it, checked every second; idle keep-alive connections close after 72 s.
+    // headers within headersTimeoutMs, checked every second; idle keep-alive connections close after
+    // 72 s, or sooner when the connection cap nears (src/http/connections.ts).
     requestTimeout: config.requestTimeoutMs,
     http: {
-      headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+      headersTimeout: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
       requestTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: 1000,
     },
@@ -103,8 +107,13 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     // a number of hops is accepted at run time (Fastify's type leaves it out)
     trustProxy: config.trustProxy as boolean | string,
   });
-  // beyond this many open connections, new ones are closed at once (idle clients cannot starve others)
-  app.server.maxConnections = config.maxConnections;
+  // the connection cap: idle and header-less connections make room for new clients (src/http/connections.ts)
+  const connections = new ConnectionGuard(app.server, {
+    maxConnections: config.maxConnections,
+    onClose: (reason) => services.metrics.connectionsClosed.inc({ reason }),
+  });
+  services.metrics.connectionCounts = () => connections.counts();
+  app.decorate('connections', connections);
   app.decorate('services', services);
   // the background jobs (src/maintenance): the runner owns their timers, last runs and shutdown
   const jobs = addBackgroundJobs(new JobRunner({ clock: services.clock, log: app.log }), {

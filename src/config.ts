@@ -22,6 +22,7 @@ export interface Config {
   embeddedFsync: 'on' | 'off';
   dbLockTimeoutMs: number;
   requestTimeoutMs: number;
+  headersTimeoutMs: number;
   maxConnections: number;
   dbStatementTimeoutMs: number;
   shutdownTimeoutSeconds: number;
@@ -178,7 +179,18 @@ export const SETTINGS: readonly Setting[] = [
     min: 1000,
     max: 600000,
     description:
-      'Milliseconds a client has to send a whole request (headers within 10 s at most); a slower one gets 408 and its connection is closed.',
+      'Milliseconds a client has to send a whole request (its headers within `QUEUEMATE_HEADERS_TIMEOUT`); a slower one gets 408 and its connection is closed.',
+  },
+  {
+    key: 'headersTimeoutMs',
+    env: 'QUEUEMATE_HEADERS_TIMEOUT',
+    flag: '--headers-timeout',
+    kind: 'int',
+    default: 5000,
+    min: 500,
+    max: 600000,
+    description:
+      "Milliseconds a client has to send a request's headers (at most the request timeout); a slower one (slowloris) gets 408 and its connection is closed.",
   },
   {
     key: 'maxConnections',
@@ -189,7 +201,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 1,
     max: 1000000,
     description:
-      'Open connections a server process accepts at once; beyond it new connections are closed at once, so idle clients cannot starve others.',
+      'Open connections a server process keeps at once. Nearing it, the longest-idle keep-alive connections are closed to make room; at it, a connection still without its headers after a second is closed for a new one; a new connection is closed at once only when every other is answering a request.',
   },
   {
     key: 'dbLockTimeoutMs',

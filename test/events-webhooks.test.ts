@@ -19,6 +19,8 @@ import { signatureHeaders } from '../src/events/webhook-http.js';
 import { backoffMs } from '../src/events/webhook-dispatcher.js';
 import { guardedLookup, isNonPublicAddress } from '../src/lib/address-guard.js';
 import { readEvents } from '../src/events/store.js';
+import { JobRunner } from '../src/maintenance/runner.js';
+import { webhookDispatchJob } from '../src/maintenance/webhook-dispatch.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 after(async () => {
@@ -101,10 +103,15 @@ async function setup(name: string, opts: { clock?: ManualClock; timeoutSeconds?:
   const api = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
     asPerson(t.app, admin, { method, url, payload: payload as never });
   const mate = await Mate.signIn(t.app, tenant);
-  /** looks for visible events and runs the dispatcher until it has nothing to do now */
+  /** looks for visible events and runs the dispatcher (its passes and lanes) until it has nothing to do now */
   const deliver = async () => {
+    const dispatcher = t.app.services.events.dispatcher;
     await t.app.services.events.watermark.flush();
-    while ((await t.app.services.events.dispatcher.kick()) > 0);
+    for (;;) {
+      const started = await dispatcher.kick();
+      await dispatcher.idle();
+      if (started === 0) break;
+    }
   };
   return { t, tenant, admin, receiver, api, mate, deliver };
 }
@@ -197,6 +204,56 @@ test(`${STORE_KIND}: a wake-up makes a dispatcher pass only for tenants with an 
   assert.equal((await api('PATCH', `/v1/webhooks/${created.json().id}`, { enabled: false })).statusCode, 200);
   await dispatcher.idle();
   assert.equal(dispatcher.wake([tenant.tenantId]), null, 'a disabled endpoint makes no pass');
+});
+
+test(`${STORE_KIND}: a slow endpoint occupies only its own lane: a fast one gets each event within a second while the slow one answers after 8 s`, async () => {
+  const { t, tenant, receiver: fast, api, mate } = await setup('wh-lanes');
+  const slow = await Receiver.start();
+  cleanup.push(() => slow.close());
+  slow.delayMs = 8000;
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  for (const r of [slow, fast])
+    assert.equal((await api('POST', '/v1/webhooks', { url: r.url, eventTypes: ['task.created'] })).statusCode, 201);
+  // the dispatch job as the server runs it: woken by the events hub, its tick every second
+  const runner = new JobRunner({ clock: t.app.services.clock, log: { info() {}, warn() {}, debug() {} } });
+  runner.add(webhookDispatchJob(t.app.services.events)).start();
+  cleanup.push(() => runner.stop());
+
+  const delays: number[] = [];
+  const taskIds: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const made = performance.now();
+    taskIds.push(await mate.create('Work', { i }));
+    await fast.waitFor(i + 1, 15_000);
+    delays.push(fast.arrivedAt[i] - made);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.deepEqual(
+    fast.received.map((r) => r.json.data.taskId),
+    taskIds,
+    'the fast endpoint got every event, in order',
+  );
+  assert.ok(
+    delays.every((d) => d < 1000),
+    `the fast endpoint's delays: ${delays.map((d) => Math.round(d)).join(', ')} ms`,
+  );
+  assert.equal(slow.received.length, 1, 'the slow endpoint is still on its first event');
+  assert.equal(t.app.services.events.dispatcher.busyLanes, 1, "only the slow endpoint's lane is at work");
+
+  // the slow endpoint gets its events too, one at a time and in order
+  slow.delayMs = 0;
+  await slow.waitFor(4, 20_000);
+  assert.deepEqual(
+    slow.received.map((r) => r.json.data.taskId),
+    taskIds,
+  );
+  await t.app.services.events.dispatcher.idle();
+  const { rows } = await sql<{ status: string; n: number }>`SELECT status, count(*)::int AS n FROM webhook_deliveries
+    WHERE tenant_id = ${tenant.tenantId} GROUP BY status`.execute(t.store.db);
+  assert.deepEqual(
+    rows.map((r) => [r.status, Number(r.n)]),
+    [['delivered', 8]],
+  );
 });
 
 test(`${STORE_KIND}: a receiver that fails 3 times gets the event on the 4th try, after back-off; later events wait their turn`, async () => {

@@ -19,7 +19,7 @@ export interface EventsOptions {
   clock: Clock;
   /** PostgreSQL: the connection settings for LISTEN, and NOTIFY the other processes; null on PGlite */
   listen: pg.ClientConfig | null;
-  dispatcher: Omit<DispatcherOptions, 'onEventWritten'>;
+  dispatcher: Omit<DispatcherOptions, 'onEventWritten' | 'onError'>;
   onVisible?: (batch: VisibleBatch) => void;
 }
 
@@ -47,7 +47,11 @@ export class Events {
       onError: (err) => this.reportError(err, 'events watermark'),
     });
     opts.units.afterWork = () => this.watermark.kick();
-    this.dispatcher = new Dispatcher(opts.db, opts.clock, { ...opts.dispatcher, onEventWritten: () => this.watermark.kick() });
+    this.dispatcher = new Dispatcher(opts.db, opts.clock, {
+      ...opts.dispatcher,
+      onEventWritten: () => this.watermark.kick(),
+      onError: (err) => this.reportError(err, 'webhook dispatcher'),
+    });
     this.listener = opts.listen
       ? new PgEventListener(opts.listen, this.hub, (err) => this.reportError(err, 'events listener'), origin)
       : null;
@@ -60,8 +64,8 @@ export class Events {
   }
 
   async stop(): Promise<void> {
-    // a dispatcher pass in flight (the dispatch job's, or one a route asked for) ends before the store closes
-    await this.dispatcher.idle();
+    // the dispatcher's pass and lanes in flight end (each lane after its attempt in flight) before the store closes
+    await this.dispatcher.stop();
     await this.watermark.stop();
     await this.listener?.stop();
   }

@@ -8,6 +8,12 @@
  * (claimed_until), so any number of server processes share the endpoints and never deliver to one
  * endpoint concurrently; a crashed process's lease runs out and another takes over, so an event
  * committed before a crash is delivered after it (at least once: receivers dedupe by webhook-id).
+ *
+ * Lanes: each claimed endpoint is worked through in its own lane, on its own. A pass only claims
+ * and starts lanes; it does not wait for them, so an endpoint that answers slowly occupies its own
+ * lane and nothing else: the next wake-up or tick claims the other endpoints at once. At most
+ * MAX_LANES lanes run in one process; a pass claims no more than the free lanes, and a lane that
+ * ends while endpoints waited for one makes a pass.
  */
 import crypto from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
@@ -26,8 +32,12 @@ const MAX_RETRY_MS = 3600 * 1000;
 const PER_CLAIM = 10;
 // time a claim outlives its attempt's timeout (the writes before and after the attempt)
 const LEASE_MARGIN_MS = 5000;
-// endpoints one dispatcher pass claims
-const CLAIM_LIMIT = 16;
+/**
+ * Endpoints one process delivers to at once (its lanes). Each holds at most one outgoing request
+ * and, between requests, a statement or two; endpoints beyond it wait for a lane to end (at most
+ * PER_CLAIM attempts).
+ */
+export const MAX_LANES = 32;
 
 export function backoffMs(attempts: number, random: () => number = Math.random): number {
   const step = Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_MS);
@@ -65,6 +75,8 @@ export interface DispatcherOptions {
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed' | 'refused', seconds: number) => void;
   /** tells this process's readers that the outbox changed (a webhook.disabled event) */
   onEventWritten?: () => void;
+  /** where a lane's failure is told (a pass's own failure rejects its promise) */
+  onError?: (err: unknown) => void;
 }
 
 // an event matches a subscription when its type is listed, its family is listed as `family.*`,
@@ -76,6 +88,11 @@ export class Dispatcher {
   readonly owner = crypto.randomUUID();
   private running: Promise<number> | null = null;
   private again = false;
+  /** the lanes at work, by endpoint (`tenant:id`) */
+  private readonly lanes = new Map<string, Promise<void>>();
+  /** a pass found no free lane: the next lane to end makes a pass */
+  private starved = false;
+  private stopped = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -93,7 +110,7 @@ export class Dispatcher {
 
   /**
    * One pass now, or after the one in flight (coalesced), that also looks again which tenants
-   * have endpoints: for the tick, and after endpoints changed. Resolves with the attempts made.
+   * have endpoints: for the tick, and after endpoints changed. Resolves with the lanes it started.
    */
   kick(): Promise<number> {
     this.lookAgain = true;
@@ -111,8 +128,13 @@ export class Dispatcher {
     return this.lookAgain || !known || tenantIds.some((t) => known.has(t));
   }
 
-  /** One pass now, or after the one in flight (coalesced); resolves with the attempts made. */
+  /**
+   * One pass now, or after the one in flight (coalesced): claims the endpoints with work due (as
+   * many as there are free lanes) and starts a lane for each. Resolves, once they are started, with
+   * the number of lanes started; the lanes go on on their own (idle() awaits them).
+   */
   pass(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
     if (this.running) {
       this.again = true;
       return this.running;
@@ -128,8 +150,8 @@ export class Dispatcher {
           );
           this.withEndpoints = new Set(rows.map((r) => Number(r.tenant_id)));
         }
-        total += await this.dispatchOnce();
-      } while (this.again);
+        total += await this.claim();
+      } while (this.again && !this.stopped);
       return total;
     })().finally(() => {
       this.running = null;
@@ -137,13 +159,31 @@ export class Dispatcher {
     return this.running;
   }
 
-  /** Resolves when no pass is running. */
-  async idle(): Promise<void> {
-    while (this.running) await this.running.catch(() => 0);
+  /** The lanes at work now. */
+  get busyLanes(): number {
+    return this.lanes.size;
   }
 
-  /** Claims endpoints with work due and works through them; returns the attempts made. */
-  async dispatchOnce(): Promise<number> {
+  /** Resolves when no pass and no lane is running (a lane that ends may make another pass: awaited too). */
+  async idle(): Promise<void> {
+    while (this.running || this.lanes.size > 0) {
+      await Promise.all([this.running?.catch(() => 0), ...this.lanes.values()]);
+    }
+  }
+
+  /** Makes no more passes; each lane stops after its attempt in flight. Resolves when all have ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.idle();
+  }
+
+  /** Claims endpoints with work due, up to the free lanes, and starts their lanes; returns how many. */
+  private async claim(): Promise<number> {
+    const free = MAX_LANES - this.lanes.size;
+    if (free <= 0) {
+      this.starved = true;
+      return 0;
+    }
     const now = this.clock.now();
     const lease = this.leaseFrom(now);
     const { rows } = await sql<Claimed>`
@@ -156,15 +196,39 @@ export class Dispatcher {
             OR (NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = w.tenant_id AND d.subscription_id = w.id AND d.status = 'pending')
                 AND EXISTS (SELECT 1 FROM ${eventsAfter(sql.raw('w.tenant_id'), sql.raw('w.cursor_seq'))} e WHERE ${matches(sql.raw('w.event_types'))})))
         ORDER BY w.claimed_until NULLS FIRST, w.id
-        LIMIT ${CLAIM_LIMIT}
+        LIMIT ${free}
         FOR UPDATE SKIP LOCKED
       ) c, tenants t
       WHERE s.tenant_id = c.tenant_id AND s.id = c.id AND t.id = s.tenant_id
       RETURNING s.tenant_id, s.id, s.url, s.secret, s.event_types, s.cursor_seq, t.webhooks_allow_private AS allow_private`.execute(
       this.db,
     );
-    const counts = await Promise.all(rows.map((s) => this.work(s)));
-    return counts.reduce((a, b) => a + b, 0);
+    // a full claim may have left endpoints out: the next lane to end looks again
+    if (rows.length === free) this.starved = true;
+    let started = 0;
+    for (const s of rows) {
+      const key = `${s.tenant_id}:${s.id}`;
+      // this process's lane still holds it (its lease ran out mid-statement and was taken again here): one lane per endpoint
+      if (this.lanes.has(key)) continue;
+      this.lanes.set(key, this.lane(key, s));
+      started++;
+    }
+    return started;
+  }
+
+  /** One endpoint's lane: its deliveries in order, then the claim let go; another pass if more may be due. */
+  private async lane(key: string, s: Claimed): Promise<void> {
+    let more = false;
+    try {
+      more = await this.work(s);
+    } catch (err) {
+      this.opts.onError?.(err);
+    } finally {
+      this.lanes.delete(key);
+    }
+    if (this.stopped || !(more || this.starved)) return;
+    this.starved = false;
+    this.pass().catch((err: unknown) => this.opts.onError?.(err));
   }
 
   /**
@@ -175,23 +239,23 @@ export class Dispatcher {
     return new Date(now.getTime() + this.opts.timeoutMs + LEASE_MARGIN_MS);
   }
 
-  private async work(s: Claimed): Promise<number> {
-    let attempts = 0;
+  /** Works through an endpoint's due deliveries, at most PER_CLAIM; resolves with whether it stopped with more perhaps due. */
+  private async work(s: Claimed): Promise<boolean> {
     try {
       for (let i = 0; i < PER_CLAIM; i++) {
+        if (this.stopped) return false;
         if (i > 0)
           await sql`UPDATE webhook_subscriptions SET claimed_until = ${this.leaseFrom(this.clock.now())}
             WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
         const due = await this.next(s);
-        if (!due) break;
-        attempts++;
+        if (!due) return false;
         const ok = await this.attempt(s, due);
-        if (!ok) break; // a failed attempt blocks the endpoint's later events until its retry
+        if (!ok) return false; // a failed attempt blocks the endpoint's later events until its retry
       }
+      return true;
     } finally {
       await sql`UPDATE webhook_subscriptions SET claimed_until = NULL WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
     }
-    return attempts;
   }
 
   /** The endpoint's head delivery if due; else, when none is pending, the next matching event made a delivery. */

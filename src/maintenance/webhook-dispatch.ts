@@ -3,6 +3,8 @@
  * every second, for retries that came due and endpoints saved elsewhere, and early when events of
  * a tenant with an enabled endpoint become visible (the hub: seen here or, on PostgreSQL, in another
  * process). Claims with SKIP LOCKED and leases keep processes from delivering to one endpoint at once.
+ * A run only claims endpoints and starts their lanes: it never waits for an endpoint's answer, so a
+ * slow endpoint does not hold the job (nor the wake-ups for the others) while it answers.
  */
 import type { Events } from '../events/service.js';
 import type { Job } from './runner.js';

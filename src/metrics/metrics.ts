@@ -17,6 +17,9 @@ export class Metrics {
   readonly events: Counter<'type'>;
   readonly webhookDeliveries: Counter<'outcome'>;
   readonly webhookDuration: Histogram<'outcome'>;
+  readonly connectionsClosed: Counter<'reason'>;
+  /** this process's open HTTP connections by state, when the app serves (src/http/connections.ts) */
+  connectionCounts: (() => Record<'open' | 'waiting' | 'active' | 'idle', number>) | null = null;
 
   constructor(db: Kysely<Database>, pool: pg.Pool, clock: Clock) {
     const registry = this.registry;
@@ -82,6 +85,24 @@ export class Metrics {
       registers: [registry],
       async collect() {
         this.set((await backlog()).oldestPendingSeconds);
+      },
+    });
+    this.connectionsClosed = new Counter({
+      name: 'queuemate_http_connections_closed_total',
+      help: 'Client connections the server closed to stay under QUEUEMATE_MAX_CONNECTIONS: idle (the longest-idle keep-alive), waiting (no headers after a second, for a new client), refused (a new one, every other busy).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'queuemate_http_connections',
+      help: 'Open client connections of this server process by state: waiting (for its headers), active (a request being answered), idle (keep-alive between requests).',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        const counts = metrics.connectionCounts?.();
+        if (!counts) return;
+        for (const state of ['waiting', 'active', 'idle'] as const) this.set({ state }, counts[state]);
       },
     });
     new Gauge({

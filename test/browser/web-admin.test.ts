@@ -78,7 +78,12 @@ async function shownOnce(page: Page): Promise<string> {
 /** Makes the committed events visible and runs the webhook dispatcher until it has nothing to do now. */
 async function deliver() {
   await app.services.events.watermark.flush();
-  while ((await app.services.events.dispatcher.kick()) > 0);
+  const dispatcher = app.services.events.dispatcher;
+  for (;;) {
+    const started = await dispatcher.kick();
+    await dispatcher.idle();
+    if (started === 0) break;
+  }
 }
 
 test('users: create with an initial password, change a role, disable; the last admin is refused in words', { skip }, async () => {

@@ -16,6 +16,10 @@ export class Receiver {
   /** answers for the next requests, in order; then `otherwise` */
   plan: Behaviour[] = [];
   otherwise: Behaviour = 200;
+  /** ms it waits before answering each request (a slow endpoint) */
+  delayMs = 0;
+  /** when each request arrived (performance.now()), in the order of `received` */
+  readonly arrivedAt: number[] = [];
   private readonly hanging = new Set<http.ServerResponse>();
   private constructor(private readonly server: http.Server) {}
 
@@ -28,12 +32,20 @@ export class Receiver {
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         r.received.push({ headers: req.headers, body, json: JSON.parse(body) });
+        r.arrivedAt.push(performance.now());
         const b = r.plan.length ? r.plan.shift()! : r.otherwise;
         if (b === 'hang') {
           r.hanging.add(res);
           return;
         }
-        res.writeHead(b, { 'content-type': 'text/plain' }).end(b >= 200 && b < 300 ? 'thanks' : `receiver says ${b}`);
+        const answer = () => res.writeHead(b, { 'content-type': 'text/plain' }).end(b >= 200 && b < 300 ? 'thanks' : `receiver says ${b}`);
+        if (r.delayMs > 0) {
+          r.hanging.add(res);
+          setTimeout(() => {
+            r.hanging.delete(res);
+            if (!res.destroyed) answer();
+          }, r.delayMs);
+        } else answer();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
