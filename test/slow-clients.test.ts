@@ -131,6 +131,9 @@ describe('a server with room for 10 connections', () => {
       'the oldest idle ones, in order',
     );
     assert.ok(u.app.connections.counts().open <= 10);
+    const metrics = (await u.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, new RegExp(`queuemate_http_connections_closed_total\\{reason="idle"\\} ${n}\\n`), 'counted in /metrics');
+    assert.match(metrics, /queuemate_http_connections\{state="idle"\} \d+\n/);
     for (const c of idle) c.socket.destroy();
     await settle();
     assert.deepEqual(u.app.connections.counts(), { open: 0, waiting: 0, active: 0, idle: 0 });
