@@ -292,3 +292,13 @@ test('import: the file picker is a button that says what to choose; problems nam
     await done(w);
   }
 });
+
+test('a new task is announced by its key, and its page is named by it', { skip }, async () => {
+  const w = await signedIn(DESK, `/processes/${ordersId}/new`);
+  const { page } = w;
+  await page.getByLabel('Order no').fill('N-77');
+  await page.getByRole('button', { name: 'Create task' }).click();
+  await page.getByText('N-77 created in Ready.').first().waitFor();
+  await page.getByRole('heading', { level: 1, name: 'N-77', exact: true }).waitFor();
+  await done(w);
+});
