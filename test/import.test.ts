@@ -127,6 +127,36 @@ test('bad rows: every problem with its row, field and value; the commit creates 
   assert.equal((await tasksOf(proc)).length, 1);
 });
 
+test('a problem names the field by its label, as the person knows it; the field stays its name', async () => {
+  const made = await createProcess(t.store.db, tenant.tenantId, {
+    processKey: `I${++n}`,
+    fields: [
+      { name: 'ref', label: 'Reference', type: 'text', isKey: true, unique: true },
+      { name: 'numberField', label: 'Number field', type: 'number' },
+      { name: 'plain', type: 'integer' },
+    ],
+  });
+  const proc = (await loadProcessById(t.store.db, tenant.tenantId, made.id))!;
+  assert.deepEqual(
+    proc.fields.map((f) => f.label),
+    ['Reference', 'Number field', 'plain'],
+  );
+  const table = await parseImportFile(Buffer.from('ref,numberField,plain\nR-1,abc,x\n'), 'csv');
+  const preview = await previewImport(t.store.db, me(), proc, table);
+  assert.deepEqual(
+    preview.errors.map((e) => e.field),
+    ['numberField', 'plain'],
+  );
+  assert.match(preview.errors[0].message, /^Row 2: Number field: "abc" is not a number/);
+  // a field whose label is its name keeps the quoted key
+  assert.match(preview.errors[1].message, /^Row 2: "plain": "x" is not a whole number/);
+  const r = await refusalOf(() => inTx(t.app, (tx) => commitImport(tx, me(), proc, table)));
+  assert.match(r.message, /Number field: "abc"/);
+  assert.doesNotMatch(r.message, /numberField/);
+  const twice = await refusalOf(() => previewImport(t.store.db, me(), proc, table, { ref: 'numberField', numberField: 'numberField' }));
+  assert.match(twice.message, /both fill Number field$/);
+});
+
 test('an explicit mapping; unknown targets and missing columns refused; keys of another tenant do not collide', async () => {
   const proc = await freshProcess();
   const theirs = await freshProcess(other.tenantId);

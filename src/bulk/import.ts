@@ -202,11 +202,32 @@ export function resolveMapping(columns: string[], proc: ProcessDef, mapping?: Co
     if (tgt === null) return;
     const k = tgt.toLowerCase();
     if (seen.has(k)) {
-      problems.push({ field: columns[i], code: 'invalid_field', message: `Columns "${seen.get(k)}" and "${columns[i]}" both fill ${tgt}` });
+      const what = labelOf(proc, tgt);
+      problems.push({
+        field: columns[i],
+        code: 'invalid_field',
+        message: `Columns "${seen.get(k)}" and "${columns[i]}" both fill ${what}`,
+      });
     } else seen.set(k, columns[i]);
   });
   if (problems.length) throw new Refusal(problems[0].code, problems[0].message, problems.slice(0, 100));
   return { targets, ignored: columns.filter((c, i) => targets[i] === null && c !== '') };
+}
+
+/** The label people read for the field `name`: its label, else the name (a reserved key, a free key). */
+function labelOf(proc: ProcessDef, name: string): string {
+  return proc.fields.find((f) => f.name === name)?.label || name;
+}
+
+/**
+ * A value problem of task data names the field by the key sent (`"numberField": ...`); a person
+ * importing a file knows the field by its label, so the message names the label instead.
+ */
+function byLabel(proc: ProcessDef, field: string | undefined, message: string): string {
+  if (field === undefined) return message;
+  const label = labelOf(proc, field);
+  const quoted = `"${field}"`;
+  return label !== field && message.startsWith(quoted) ? `${label}${message.slice(quoted.length)}` : message;
 }
 
 export interface ImportRowError {
@@ -272,7 +293,7 @@ async function check(
           ...(p.field ? { field: p.field } : {}),
           ...(p.value !== undefined ? { value: p.value } : {}),
           code: p.code,
-          message: `Row ${row}: ${p.message}`,
+          message: `Row ${row}: ${byLabel(proc, p.field, p.message)}`,
         });
     }
   });

@@ -56,7 +56,7 @@ async function loadProcess(db: Kysely<Database>, tenantId: number, match: RawBui
       p.default_deadline_seconds, p.default_activation_offset_seconds, p.retry_allowed, p.max_retries, p.stop_on_errors,
       p.error_limit, p.lock_timeout_seconds, p.require_approval, p.kpi, p.run_timeout_seconds, p.failure_at,
       COALESCE((SELECT json_agg(json_build_object(
-          'name', f.name, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
+          'name', f.name, 'label', f.label, 'type', f.type, 'required', f.required, 'isKey', f.is_key,
           'isUnique', f.is_unique, 'options', f.options, 'defaultValue', f.default_value)
         ORDER BY f.position)
         FROM process_fields f WHERE f.tenant_id = p.tenant_id AND f.process_id = p.id), '[]'::json) AS fields

@@ -11,6 +11,8 @@ import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, isStorableText, showValu
 /** A field as task data needs it (process_fields, in position order). */
 export interface TaskField {
   name: string;
+  /** what people read (process_fields.label); absent where only the name matters */
+  label?: string;
   type: FieldType;
   required: boolean;
   isKey: boolean;

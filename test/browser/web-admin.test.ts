@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
+import { skip, webDist, launch, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -151,6 +151,8 @@ test('users: create with an initial password, change a role, disable; the last a
   await w.page.getByRole('dialog').waitFor({ state: 'detached' });
 
   await w.page.setViewportSize({ width: 390, height: 844 });
+  await w.page.getByTestId('user-bo').getByText('Role', { exact: true }).waitFor();
+  await fits(w.page, 'users');
   await shot(w.page, 'admin-users');
   await axe(w.page, 'users (phone)');
   // the dark theme (the app follows the system's scheme until the person picks one)
@@ -209,6 +211,7 @@ test('Mates: the password shown once works at /connect/token; after a new passwo
   await row.getByText('Invoices robot').waitFor();
 
   await w.page.setViewportSize({ width: 390, height: 844 });
+  await fits(w.page, 'Mates');
   await shot(w.page, 'admin-mates');
   await axe(w.page, 'mates (phone)');
   await done(w);

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
+import { skip, webDist, launch, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -370,9 +370,9 @@ test(
     assert.equal(await row.count(), 1);
     const cells = await row.first().locator('td').allTextContents();
     assert.equal(cells[0], '3');
-    assert.equal(cells[1], 'Qty');
+    assert.equal(cells[1], 'Quantity', 'the field by its label');
     assert.equal(cells[2], 'lots');
-    assert.match(cells[3], /integer|whole|number/i);
+    assert.match(cells[3], /^Quantity: "lots" is not a whole number/);
     assert.match((await page.getByTestId('import-summary').textContent())!, /3 rows: 2 ready to create, 1 with problems/);
     assert.equal(await page.getByRole('button', { name: 'Create 2 tasks' }).isDisabled(), true);
     await axe(page, 'import preview with an error');
@@ -403,6 +403,7 @@ test(
     await page.getByText('2 rows: 2 ready to create. They would land: 2 in Ready.').waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await axe(page, 'import at 390 px');
+    await fits(page, 'import');
     await shot(page, 'import');
     await page.getByRole('button', { name: 'Create 2 tasks' }).click();
     await page.getByRole('status').filter({ hasText: '2 tasks created' }).waitFor();

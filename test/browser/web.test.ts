@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done } from '../helpers/browser.js';
+import { skip, webDist, launch, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -148,6 +148,7 @@ test('overview: counts, markers and state in words; Stop/Start; a change shows w
   await card.getByTestId('state').filter({ hasText: 'Running' }).waitFor();
 
   await w.page.setViewportSize({ width: 390, height: 844 });
+  await fits(w.page, 'overview');
   await shot(w.page, 'overview');
   await axe(w.page, 'overview (phone)');
   await done(w);
@@ -199,6 +200,8 @@ test('queue: a count opens its queue; search and filters in the URL; shift-range
   await shared.close();
 
   await w.page.setViewportSize({ width: 390, height: 844 });
+  await w.page.getByTestId(`row-${extra}`).getByText('Late', { exact: true }).waitFor();
+  await fits(w.page, 'queue');
   await shot(w.page, 'queue');
   await done(w);
 });
@@ -265,6 +268,7 @@ test('task: resolve an error, move it to Ready, comment; markup in a field stays
   await w.page.getByText('Error cleared', { exact: true }).first().waitFor();
 
   await w.page.setViewportSize({ width: 390, height: 844 });
+  await fits(w.page, 'task');
   await shot(w.page, 'task');
   await axe(w.page, 'task (phone)');
   await done(w);

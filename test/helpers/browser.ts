@@ -103,3 +103,37 @@ export async function done(w: Watched): Promise<void> {
   assert.deepEqual(w.dialogs, [], 'no script ran from user data');
   await w.context.close();
 }
+
+/**
+ * What reaches past the right edge of the viewport: the page scrolling sideways, any element drawn
+ * beyond the edge (inside a scroll box of its own too: on a phone that is content a person must hunt
+ * for), and a badge whose text is cut. Empty when the screen fits its width.
+ */
+export async function overflow(page: Page): Promise<string[]> {
+  // no named functions inside: the test runner's transform would wrap them in a helper the page lacks
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    const out: string[] = [];
+    const doc = document.scrollingElement!.scrollWidth;
+    if (doc > width) out.push(`the page is ${doc} px wide in a ${width} px viewport`);
+    for (const el of document.body.querySelectorAll('*')) {
+      if (!el.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      // a visually hidden text (1 px, clipped) is for screen readers
+      if (r.width <= 1 && r.height <= 1) continue;
+      const cut = el.classList.contains('mantine-Badge-label') && el.scrollWidth > el.clientWidth;
+      if (r.right <= width + 0.5 && !cut) continue;
+      const id = el.closest('[data-testid]')?.getAttribute('data-testid');
+      const text = (el.textContent ?? '').trim().replace(/\s+/g, ' ').slice(0, 40);
+      const what = `<${el.tagName.toLowerCase()}>${id ? ` in ${id}` : ''} "${text}"`;
+      out.push(cut ? `the badge ${what} is cut` : `${what} reaches ${Math.round(r.right)} px`);
+    }
+    return out.slice(0, 10);
+  });
+}
+
+/** The screen fits the viewport's width (see overflow). */
+export async function fits(page: Page, screen: string): Promise<void> {
+  assert.deepEqual(await overflow(page), [], `${screen} fits ${page.viewportSize()?.width} px`);
+}

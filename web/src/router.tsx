@@ -20,7 +20,7 @@ import { NotFoundPage } from './pages/NotFound';
 // the screens after the overview load on first use (a smaller first load); the KPI dashboard
 // (charts) and the import are the heaviest
 const QueuePage = lazyRouteComponent(() => import('./pages/queue/QueuePage'), 'QueuePage');
-const TaskPage = lazyRouteComponent(() => import('./pages/Task'), 'TaskPage');
+const TaskPage = lazyRouteComponent(() => import('./pages/task/TaskPage'), 'TaskPage');
 const CreateTaskPage = lazyRouteComponent(() => import('./pages/CreateTask'), 'CreateTaskPage');
 const ProcessSettingsPage = lazyRouteComponent(() => import('./pages/ProcessSettings'), 'ProcessSettingsPage');
 const KpisPage = lazyRouteComponent(() => import('./pages/Kpis'), 'KpisPage');

@@ -68,4 +68,27 @@ describe('DataTable', () => {
     expect(framed).toMatch(/newest 200<\/p><\/div>$/);
     expect(bare).not.toMatch(/mantine-Card-root/);
   });
+  it('stacked (a phone): a card per item, the first column as its title, "header: value" lines, the buttons at the foot', () => {
+    const html = render(
+      <DataTable
+        stacked
+        rows={people}
+        rowKey={(p) => p.id}
+        rowTestId={(p) => `user-${p.name}`}
+        testId="users-table"
+        minWidth={600}
+        columns={[
+          { header: 'User', cell: (p) => p.name },
+          { header: 'Last seen', cell: (p) => p.seen, td: (p) => ({ title: `seen ${p.seen}` }) },
+          { header: 'Actions', hidden: true, cell: (p) => <button type="button">Edit {p.name}</button> },
+        ]}
+      />,
+    );
+    expect(html).not.toContain('<table');
+    expect(html).toMatch(/<ul[^>]*data-testid="users-table"/);
+    expect(html.match(/<li[^>]*data-testid="user-/g)).toHaveLength(2);
+    expect(html).toMatch(/>Last seen<\/p><div[^>]*title="seen never"[^>]*>never</);
+    expect(html).not.toContain('>Actions<'); // a column of buttons needs no header
+    expect(html.indexOf('Edit anna')).toBeGreaterThan(html.indexOf('2 minutes ago'));
+  });
 });

@@ -10,6 +10,8 @@ import { processesKey, processQuery, tasksKey } from '../api/queries';
 import { useSession } from '../api/session';
 import { api, ApiError, errorMessage } from '../lib/http';
 import type { FieldValue, Task } from '../lib/api-types';
+import { queueLabel } from '../lib/queues';
+import { taskName } from '../lib/task-name';
 import { inputToStored, valueToInput } from '../lib/values';
 import { FieldInput } from '../components/FieldInput';
 import { AnchorLink, ButtonLink } from '../components/links';
@@ -48,7 +50,7 @@ export function CreateTaskPage() {
         method: 'POST',
         body: { ...data, ...(urgent ? { urgent: true } : {}), ...(comment.trim() ? { comment: comment.trim() } : {}) },
       });
-      notifications.show({ message: `Task ${task.id} created in ${task.queue}.` });
+      notifications.show({ message: `${taskName(task, fields, tz)} created in ${queueLabel(task.queue)}.` });
       void qc.invalidateQueries({ queryKey: processesKey() });
       void qc.invalidateQueries({ queryKey: tasksKey(id) });
       await navigate({ to: '/tasks/$taskId', params: { taskId: String(task.id) } });

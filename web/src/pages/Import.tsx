@@ -11,7 +11,7 @@ import {
   Breadcrumbs,
   Button,
   Card,
-  FileInput,
+  FileButton,
   Group,
   Progress,
   ScrollArea,
@@ -22,6 +22,7 @@ import {
   Text,
   Title,
 } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import { useQueryClient } from '@tanstack/react-query';
 import { getRouteApi } from '@tanstack/react-router';
 import { useLiveQuery } from '../api/live';
@@ -69,6 +70,12 @@ const RESERVED_LABEL: Record<string, string> = {
   urgent: 'Urgent',
 };
 
+function fileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} kB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 function show(v: unknown): string {
   if (v === undefined || v === null) return '';
   return typeof v === 'string' ? v : JSON.stringify(v);
@@ -96,11 +103,17 @@ export function ImportPage() {
   const [sent, setSent] = useState(0);
   const [failure, setFailure] = useState<{ message: string; rows: RowError[] } | null>(null);
   const abort = useRef<AbortController | null>(null);
+  const resetPicker = useRef<() => void>(null);
 
   if (process.isPending) return <Skeleton h={300} />;
   if (process.isError) return <ErrorAlert error={process.error} title="Could not load the process" />;
   const p = process.data;
   const fieldNames = p.fields.map((f) => f.name);
+  /** what a person calls the target a problem names: the field's label, else the reserved key's words */
+  const targetLabel = (name: string) => {
+    const f = p.fields.find((x) => x.name.toLowerCase() === name.toLowerCase());
+    return f ? fieldLabel(f) : (RESERVED_LABEL[name] ?? name);
+  };
   const format = file ? fileFormat(file.name, file.type) : null;
 
   const send = async (f: File, dryRun: boolean, m: Mapping | null) => {
@@ -165,6 +178,17 @@ export function ImportPage() {
     }
   };
 
+  const choose = (f: File | null) => {
+    abort.current?.abort();
+    if (!f) resetPicker.current?.();
+    setFile(f);
+    setPreview(null);
+    setMapping(null);
+    setResult(null);
+    setFailure(null);
+    if (f) void check(f, null);
+  };
+
   const targets = [
     {
       group: 'Fields',
@@ -208,23 +232,37 @@ export function ImportPage() {
                 A CSV or XLSX file whose first row names the columns. Each row becomes a task; nothing is created until you confirm, and
                 then all rows are created or none.
               </Text>
-              <FileInput
-                label="CSV or XLSX file"
-                accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-                value={file}
-                clearable
-                clearButtonProps={{ 'aria-label': 'Clear the file' }}
-                onChange={(f) => {
-                  abort.current?.abort();
-                  setFile(f);
-                  setPreview(null);
-                  setMapping(null);
-                  setResult(null);
-                  setFailure(null);
-                  if (f) void check(f, null);
-                }}
-                error={file && !format ? 'Choose a .csv or .xlsx file' : undefined}
-              />
+              <Group gap="sm" wrap="wrap">
+                <FileButton
+                  accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+                  resetRef={resetPicker}
+                  onChange={choose}
+                >
+                  {(props) => (
+                    <Button {...props} variant={file ? 'default' : 'filled'}>
+                      {file ? 'Choose another file' : 'Choose a CSV or XLSX file'}
+                    </Button>
+                  )}
+                </FileButton>
+                {file && (
+                  <Group gap={6} wrap="nowrap" style={{ minWidth: 0 }} data-testid="import-file">
+                    <Text size="sm" fw={500} truncate="end" style={{ minWidth: 0 }}>
+                      {file.name}
+                    </Text>
+                    <Text size="sm" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
+                      {fileSize(file.size)}
+                    </Text>
+                    <Button size="compact-sm" variant="subtle" onClick={() => choose(null)} aria-label="Clear the file">
+                      Clear
+                    </Button>
+                  </Group>
+                )}
+              </Group>
+              {file && !format && (
+                <Text size="sm" c="red" role="alert">
+                  Choose a .csv or .xlsx file
+                </Text>
+              )}
               {busy === 'checking' && <Progress value={sent < 100 ? sent : 100} animated={sent >= 100} aria-label="Checking the file" />}
             </Stack>
           </Card>
@@ -302,7 +340,7 @@ export function ImportPage() {
                     Nothing is created while any row has a problem. Correct the file and choose it again.
                   </Alert>
                 )}
-                {preview.errors.length > 0 && <RowErrors rows={preview.errors} />}
+                {preview.errors.length > 0 && <RowErrors rows={preview.errors} label={targetLabel} />}
                 {preview.rows === 0 && <Text>The file has no data rows.</Text>}
                 <Group>
                   <Button onClick={() => void commit()} disabled={!canImport}>
@@ -324,7 +362,7 @@ export function ImportPage() {
             </Card>
           )}
 
-          {failure && failure.rows.length > 0 && <RowErrors rows={failure.rows} />}
+          {failure && failure.rows.length > 0 && <RowErrors rows={failure.rows} label={targetLabel} />}
 
           {result && (
             <Card withBorder role="status" aria-labelledby="import-result">
@@ -345,10 +383,13 @@ export function ImportPage() {
   );
 }
 
-function RowErrors({ rows }: { rows: RowError[] }) {
+/** The problems by row: a table that wraps its text on a phone (no sideways scroll), scrolling down past 420 px. */
+function RowErrors({ rows, label }: { rows: RowError[]; label: (field: string) => string }) {
+  const phone = useMediaQuery('(max-width: 36em)', false, { getInitialValueInEffect: false });
+  const wrap = { overflowWrap: 'anywhere' } as const;
   return (
     <ScrollArea type="auto" mah={420} viewportProps={{ tabIndex: 0, role: 'region', 'aria-label': 'Problems by row' }}>
-      <Table striped miw={560} data-testid="import-errors">
+      <Table striped miw={phone ? undefined : 560} data-testid="import-errors">
         <Table.Caption>Problems by row (row 1 is the header)</Table.Caption>
         <Table.Thead>
           <Table.Tr>
@@ -362,9 +403,9 @@ function RowErrors({ rows }: { rows: RowError[] }) {
           {rows.map((e, i) => (
             <Table.Tr key={i}>
               <Table.Td>{e.row}</Table.Td>
-              <Table.Td>{e.field ?? ''}</Table.Td>
-              <Table.Td>{show(e.value)}</Table.Td>
-              <Table.Td>{withoutRowPrefix(e.message)}</Table.Td>
+              <Table.Td style={wrap}>{e.field ? label(e.field) : ''}</Table.Td>
+              <Table.Td style={wrap}>{show(e.value)}</Table.Td>
+              <Table.Td style={wrap}>{withoutRowPrefix(e.message)}</Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>

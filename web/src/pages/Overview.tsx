@@ -38,6 +38,14 @@ function countLinks(p: ProcessSummary): CountLink[] {
   ];
 }
 
+/** Large counts in a smaller type, so that a six- or seven-digit count stays inside its tile. */
+const numberSize = (n: number) => (n >= 10_000_000 ? 'md' : n >= 100_000 ? 'lg' : 'xl');
+
+/** What a tile's count is, for screen readers after its visible label: " — tasks in Invoices", " — 1 task with an error in Invoices". */
+export function countMeaning(c: Pick<CountLink, 'value' | 'error'>, processName: string): string {
+  return ` — ${c.value === 1 ? 'task' : 'tasks'}${c.error ? ' with an error' : ''} in ${processName}`;
+}
+
 function Markers({ p }: { p: ProcessSummary }) {
   const c = p.counts;
   const markers: [number, string, string][] = [
@@ -109,7 +117,7 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
       </Stack>
 
       {p.tasksEnabled && (
-        <SimpleGrid cols={{ base: 3, xs: 6 }} spacing={6} mt="md">
+        <div className={classes.counts}>
           {countLinks(p).map((c) => (
             <UnstyledLink
               key={c.label}
@@ -119,16 +127,16 @@ function ProcessCard({ p }: { p: ProcessSummary }) {
               className={classes.count}
               data-testid={`count-${c.label}`}
             >
-              <Text fw={700} size="xl" c={c.color} lh={1.1}>
+              <Text fw={700} size={numberSize(c.value)} c={c.color} lh={1.1} className={classes.number}>
                 {c.value.toLocaleString()}
               </Text>
               <Text size="xs" c="dimmed">
                 {c.label}
-                <VisuallyHidden> tasks in {p.name || p.key}</VisuallyHidden>
+                <VisuallyHidden>{countMeaning(c, p.name || p.key)}</VisuallyHidden>
               </Text>
             </UnstyledLink>
           ))}
-        </SimpleGrid>
+        </div>
       )}
 
       <Group mt="sm" gap="xs">
@@ -191,13 +199,13 @@ export function OverviewPage() {
       ) : processes.data.length === 0 ? (
         <Empty title="No processes yet">A developer or admin creates processes; Mates then create and work their tasks.</Empty>
       ) : (
-        <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }}>
+        <div className={classes.cards}>
           {processes.data
             .filter((p) => !p.archived)
             .map((p) => (
               <ProcessCard key={p.id} p={p} />
             ))}
-        </SimpleGrid>
+        </div>
       )}
     </Stack>
   );
