@@ -289,7 +289,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'string',
     default: null,
     description:
-      'When set, /metrics requires `Authorization: Bearer <token>` (401 otherwise); set it whenever the port is reachable by others.',
+      'When set, /metrics requires `Authorization: Bearer <token>` (401 otherwise); set it whenever the port is reachable by others. Unset while HOST is beyond loopback, the queue depth is labelled by process id, not process key.',
   },
   {
     key: 'sseHeartbeatSeconds',

@@ -16,7 +16,7 @@ import { MateContact } from './accounts/contact.js';
 import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
 import { Events } from './events/service.js';
-import { Metrics } from './metrics/metrics.js';
+import { Metrics, processLabelFor } from './metrics/metrics.js';
 import { BulkJobs } from './bulk/jobs.js';
 
 export interface Services {
@@ -46,7 +46,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   const auth = await MateAuth.create(config, store, clock, notifier);
   const processes = new ProcessCache(store.db, notifier);
   const batchers = new TaskBatchers(units, notifier);
-  const metrics = new Metrics(store.db, store.pool, clock);
+  const metrics = new Metrics(store.db, store.pool, clock, processLabelFor(config));
   const events = new Events({
     db: store.db,
     units,

@@ -9,6 +9,7 @@ import { seedTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { STORE_KIND } from './helpers/db.js';
 import { parsePrometheusText, sampleValue } from './helpers/prom-text.js';
+import { isLoopbackHost } from '../src/metrics/metrics.js';
 
 const apps: TestApp[] = [];
 after(async () => {
@@ -77,6 +78,52 @@ test(`${STORE_KIND}: /metrics behind a token answers 401 without it; metrics off
   const off = await testApp({ config: { metrics: 'off' } });
   apps.push(off);
   assert.equal((await off.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404);
+});
+
+test(`${STORE_KIND}: beyond loopback without a token, queue depth is labelled by process id; with the token or on loopback, by key`, async () => {
+  const cases = [
+    { config: { host: '0.0.0.0' }, label: 'id' },
+    { config: { host: '::' }, label: 'id' },
+    { config: { host: '192.168.1.20' }, label: 'id' },
+    { config: { host: '0.0.0.0', metricsToken: 'metrics-secret-token' }, label: 'key' },
+    { config: { host: '127.0.0.1' }, label: 'key' },
+    { config: { host: '::1' }, label: 'key' },
+    { config: { host: 'localhost' }, label: 'key' },
+  ] as const;
+  for (const c of cases) {
+    const t = await testApp({ config: c.config });
+    apps.push(t);
+    const tenant = await seedTenant(t.store, `met-l${cases.indexOf(c)}`, { processes: [{ processKey: 'SecretPayroll' }] });
+    const mate = await Mate.signIn(t.app, tenant);
+    await mate.create('SecretPayroll', {});
+    const row = await t.store.db
+      .selectFrom('processes')
+      .select('id')
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('process_key', '=', 'SecretPayroll')
+      .executeTakeFirstOrThrow();
+    const processId = String(row.id);
+    const headers = 'metricsToken' in c.config ? { authorization: `Bearer ${c.config.metricsToken}` } : {};
+    const res = await t.app.inject({ method: 'GET', url: '/metrics', headers });
+    assert.equal(res.statusCode, 200);
+    const m = parsePrometheusText(res.body);
+    const process = c.label === 'key' ? 'SecretPayroll' : processId;
+    assert.equal(
+      sampleValue(m, 'queuemate_queue_depth', { tenant: String(tenant.tenantId), process, queue: 'Ready', error: 'false' }),
+      1,
+      JSON.stringify(c),
+    );
+    assert.equal(res.body.includes('SecretPayroll'), c.label === 'key', JSON.stringify(c));
+    await t.close();
+    apps.pop();
+  }
+});
+
+test('loopback hosts', () => {
+  for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1'])
+    assert.equal(isLoopbackHost(h), true, h);
+  for (const h of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.20', 'example.com', '128.0.0.1', '127.0.0.1.example.com'])
+    assert.equal(isLoopbackHost(h), false, h);
 });
 
 test('the parser refuses malformed exposition text', () => {

@@ -7,8 +7,9 @@
  * rows or none, in chunks through the create path (createTasks), as the user: requireApproval
  * `all` applies, `mateCreated` does not.
  *
- * Files are read as streams (csv-parse; exceljs's streaming workbook reader, first worksheet) into
- * rows of cell values; a file may hold at most MAX_IMPORT_ROWS rows.
+ * Files are read as streams (csv-parse; the first worksheet of an XLSX file through xlsx.ts, which
+ * bounds what the file may inflate to) into rows of cell values; a file may hold at most
+ * MAX_IMPORT_ROWS rows.
  */
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
@@ -22,6 +23,7 @@ import type { ProcessDef } from '../processes/store.js';
 import { createTasks, prepareTasks, type PreparedTask } from '../tasks/create.js';
 import type { Queue } from '../tasks/state-machine.js';
 import { findUniqueKeyOwners } from '../tasks/store.js';
+import { xlsxRows } from './xlsx.js';
 
 export type ImportFormat = 'csv' | 'xlsx';
 export const MAX_IMPORT_ROWS = 200_000;
@@ -58,8 +60,7 @@ export async function parseImportFile(
   opts: { maxRows?: number } = {},
 ): Promise<ImportTable> {
   const max = opts.maxRows ?? MAX_IMPORT_ROWS;
-  const stream = Buffer.isBuffer(input) ? Readable.from([input]) : input;
-  const records = format === 'csv' ? csvRecords(stream) : xlsxRecords(stream);
+  const records = format === 'csv' ? csvRecords(Buffer.isBuffer(input) ? Readable.from([input]) : input) : xlsxRecords(input);
   let columns: string[] | null = null;
   const rows: unknown[][] = [];
   try {
@@ -124,24 +125,8 @@ export function cellValue(v: unknown): unknown {
   return v;
 }
 
-async function* xlsxRecords(stream: Readable): AsyncGenerator<unknown[]> {
-  // loaded on the first XLSX import, not at start (it is the largest module of the server)
-  const { default: ExcelJS } = await import('exceljs');
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'cache',
-    entries: 'ignore',
-  });
-  for await (const sheet of reader) {
-    for await (const row of sheet) {
-      // row.values is 1-based (index 0 unused)
-      const values = (row.values as unknown[]).slice(1);
-      yield Array.from(values, cellValue);
-    }
-    return; // the first worksheet only
-  }
+async function* xlsxRecords(input: Readable | Buffer): AsyncGenerator<unknown[]> {
+  for await (const values of xlsxRows(input)) yield Array.from(values, cellValue);
 }
 
 /** Column → target: a field name, a reserved key, or null (ignored). */

@@ -5,8 +5,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** Longest path segment the router hands to a route (a longer ProcessKey is simply not found). */
-export const MAX_PATH_PARAM = 2048;
+/**
+ * Longest path segment the router hands to a route: more than any request line Node accepts (its
+ * header size limit, 16 KiB unless --max-http-header-size raises it), so a ProcessKey of any
+ * length reaches the route and is answered `process_not_found` there.
+ */
+export const MAX_PATH_PARAM = 1024 * 1024;
 
 export function routerRefusal(err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply): void {
   const path = req.raw.url?.split('?')[0] ?? '';

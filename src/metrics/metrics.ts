@@ -11,6 +11,29 @@ import type { Database } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { outboxBacklog, queueDepths } from './store.js';
 
+/**
+ * What the `process` label of the queue depth says: the process key, or its id (an opaque number
+ * that names nothing of the tenant's business).
+ */
+export type ProcessLabel = 'key' | 'id';
+
+/** Is `host` an address only this machine can reach (127.0.0.0/8, ::1, localhost)? */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * Process keys are the tenants' own words: a /metrics anyone on the network may read (no token,
+ * the server listening beyond loopback) labels queue depth by process id instead.
+ */
+export function processLabelFor(config: { host: string; metricsToken: string | null }): ProcessLabel {
+  return config.metricsToken || isLoopbackHost(config.host) ? 'key' : 'id';
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
@@ -21,7 +44,7 @@ export class Metrics {
   /** this process's open HTTP connections by state, when the app serves (src/http/connections.ts) */
   connectionCounts: (() => Record<'open' | 'waiting' | 'active' | 'idle', number>) | null = null;
 
-  constructor(db: Kysely<Database>, pool: pg.Pool, clock: Clock) {
+  constructor(db: Kysely<Database>, pool: pg.Pool, clock: Clock, processLabel: ProcessLabel = 'key') {
     const registry = this.registry;
     collectDefaultMetrics({ register: registry, prefix: 'queuemate_', eventLoopMonitoringPrecision: 20 });
     this.httpDuration = new Histogram({
@@ -52,13 +75,17 @@ export class Metrics {
     });
     new Gauge({
       name: 'queuemate_queue_depth',
-      help: 'Tasks per process and queue (error: the Error flag), read from the queue counters when scraped.',
+      help:
+        processLabel === 'key'
+          ? 'Tasks per process (its key) and queue (error: the Error flag), read from the queue counters when scraped.'
+          : 'Tasks per process (its id: no token is set and the server listens beyond loopback) and queue (error: the Error flag), read from the queue counters when scraped.',
       labelNames: ['tenant', 'process', 'queue', 'error'],
       registers: [registry],
       async collect() {
         this.reset();
         for (const d of await queueDepths(db)) {
-          this.set({ tenant: String(d.tenantId), process: d.processKey, queue: d.queue, error: String(d.error) }, d.n);
+          const process = processLabel === 'key' ? d.processKey : String(d.processId);
+          this.set({ tenant: String(d.tenantId), process, queue: d.queue, error: String(d.error) }, d.n);
         }
       },
     });

@@ -6,6 +6,7 @@ import { eventCount } from '../events/store.js';
 
 export interface QueueDepth {
   tenantId: number;
+  processId: number;
   processKey: string;
   queue: string;
   error: boolean;
@@ -18,8 +19,8 @@ export interface QueueDepth {
  * process × 6 queue keys; deleted tasks are not counted.
  */
 export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
-  const { rows } = await sql<{ tenant_id: number; process_key: string; kind: string; n: number }>`
-    SELECT p.tenant_id, p.process_key, c.kind, c.n
+  const { rows } = await sql<{ tenant_id: number; process_id: number; process_key: string; kind: string; n: number }>`
+    SELECT p.tenant_id, p.id AS process_id, p.process_key, c.kind, c.n
     FROM (SELECT tenant_id, process_id, kind, sum(n)::int AS n
           FROM ${counterRows(sql`true`)} u
           WHERE kind IN ('Ready', 'NeedsData', 'NeedsApproval', 'Manual', 'ManualError', 'Solved')
@@ -28,6 +29,7 @@ export async function queueDepths(db: Kysely<Database>): Promise<QueueDepth[]> {
     WHERE c.n <> 0`.execute(db);
   return rows.map((r) => ({
     tenantId: r.tenant_id,
+    processId: Number(r.process_id),
     processKey: r.process_key,
     queue: r.kind === 'ManualError' ? 'Manual' : r.kind,
     error: r.kind === 'ManualError',

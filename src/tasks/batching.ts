@@ -17,7 +17,8 @@ import type { ChangeNotifier } from '../lib/notifier.js';
 
 /**
  * How long a hand-back waits for a lock it cannot skip (the process's run row, held by another
- * transaction) before its items are answered `task_busy`. Task rows are never waited for.
+ * transaction) before its items are answered `task_busy`. Task rows are waited for a shorter
+ * moment (hand-back.ts, HAND_BACK_ROW_WAIT_MS).
  */
 export const HAND_BACK_LOCK_TIMEOUT_MS = 2000;
 
@@ -26,26 +27,41 @@ const LOCK_NOT_AVAILABLE = '55P03';
 /**
  * Hands back a batch of one tenant: first as one optimistic autocommitted statement (rows read
  * without a lock, written only if unchanged and free: funnel.ts); the items it skipped (a row
- * changed or held meanwhile) again in a transaction that locks the free rows and answers those
- * another transaction holds `task_busy`, so one stuck row never stalls the tenant's others.
+ * changed or held meanwhile, a later item on a task an earlier one changed) once more the same
+ * way with the rows read as they are now, so a refusal still takes no row lock; what is left, in
+ * a transaction that locks the free rows, waits a moment for the held ones (a statement in
+ * flight) and answers those still held `task_busy`, so one stuck row never stalls the tenant's
+ * others.
  */
 export async function handBackBatch(units: Units, items: HandBackItem[], recent?: RecentTakes): Promise<Outcome<HandedBack>[]> {
   const known = recent?.take(items.map((i) => i.taskId));
-  const first = await units.autocommit((tx) => handBackAs(tx, items, 'version', known));
-  const again = items.filter((_, i) => first[i] === null);
-  if (again.length === 0) return first as Outcome<HandedBack>[];
-  let second: Outcome<HandedBack>[];
+  const results = await units.autocommit((tx) => handBackAs(tx, items, 'version', known));
+  const pending = () => results.flatMap((r, i) => (r === null ? [i] : []));
+  let left = pending();
+  if (left.length === 0) return results as Outcome<HandedBack>[];
+  const fresh = await units.autocommit((tx) =>
+    handBackAs(
+      tx,
+      left.map((i) => items[i]),
+      'version',
+    ),
+  );
+  left.forEach((i, j) => (results[i] = fresh[j]));
+  left = pending();
+  if (left.length === 0) return results as Outcome<HandedBack>[];
+  const again = left.map((i) => items[i]);
+  let locked: Outcome<HandedBack>[];
   try {
-    second = await units.transaction(async (tx) => {
+    locked = await units.transaction(async (tx) => {
       await sql`SET LOCAL lock_timeout = ${sql.lit(`${HAND_BACK_LOCK_TIMEOUT_MS}ms`)}`.execute(tx.db);
       return (await handBackAs(tx, again, 'lock-free')) as Outcome<HandedBack>[];
     });
   } catch (err) {
     if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
-    second = busyOutcomes(again);
+    locked = busyOutcomes(again);
   }
-  let j = 0;
-  return first.map((r) => r ?? second[j++]);
+  left.forEach((i, j) => (results[i] = locked[j]));
+  return results as Outcome<HandedBack>[];
 }
 
 export class TaskBatchers {

@@ -9,7 +9,7 @@ import { callerMateId, type Caller } from '../lib/caller.js';
 import { applyChanges } from './funnel.js';
 import { handedBack, type HandBackChange, type HandBackInput } from './changes.js';
 import type { HandBackAction, Queue } from './state-machine.js';
-import { existingTaskIds, selectTasks, selectTasksForUpdate, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
+import { existingTaskIds, lockTasksWithin, selectTasks, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
 
 /**
  * Retry's activation date as the surface read it (docs/mate-api.md §7.11): none, the date asked
@@ -49,12 +49,6 @@ export function mateTaskRefusal(row: LockedTaskRow | undefined, caller: Caller, 
   return null;
 }
 
-/** Reads and locks one task for an operation on it (none when the id cannot exist). */
-export async function lockTask(tx: Tx, tenantId: number, taskId: number): Promise<LockedTaskRow | undefined> {
-  const rows = await selectTasksForUpdate(tx.db, tenantId, validId(taskId) ? [taskId] : []);
-  return rows.get(taskId);
-}
-
 const PAST_TENSE: Record<HandBackAction, string> = {
   Solved: 'solved',
   Manual: 'sent to Manual',
@@ -74,6 +68,13 @@ export async function handBack(tx: Tx, items: HandBackItem[]): Promise<Outcome<H
 const busy = (taskId: number) =>
   new Refusal('task_busy', `Task ${taskId} is being changed by another operation; nothing was done, try again shortly`);
 
+/**
+ * How long in all a hand-back waits for task rows another transaction holds before answering
+ * them `task_busy`: enough for a statement in flight (another hand-back of the task, a take, the
+ * lock sweeper) to finish, far less than a row stuck in a long transaction holds it.
+ */
+export const HAND_BACK_ROW_WAIT_MS = 500;
+
 /** The answer to items that met a lock they must not wait for (lock_timeout): busy, nothing done. */
 export function busyOutcomes(items: HandBackItem[]): Outcome<HandedBack>[] {
   return items.map((i) => refused(busy(i.taskId)));
@@ -82,12 +83,14 @@ export function busyOutcomes(items: HandBackItem[]): Outcome<HandedBack>[] {
 /**
  * Hands back tasks of one tenant, reading them as `mode` says (store.ts ReadMode):
  * - 'lock' (in a transaction): waits for the rows' other holders;
- * - 'lock-free' (in a transaction): a row another transaction holds is answered `task_busy`,
- *   the other items go ahead;
+ * - 'lock-free' (in a transaction): the free rows are locked at once; a row another transaction
+ *   holds is waited for up to HAND_BACK_ROW_WAIT_MS in all (a statement in flight), and answered
+ *   `task_busy` if it is still held then; the other items go ahead;
  * - 'version' (autocommit): one optimistic write (funnel.ts); an item whose row changed or was
- *   held meanwhile, and any later item on the same task, is answered null: nothing of it was
- *   written, hand it back again (the fast path does, with 'lock-free'). `known` rows (as this
- *   server process took them, with their versions) are not read again: the write checks them.
+ *   held meanwhile, and any later item on a task an earlier item changes, is answered null:
+ *   nothing of it was written, hand it back again (the fast path does). A refusal takes no lock.
+ *   `known` rows (as this server process took them, with their versions) are not read again:
+ *   the write checks them; one that would be refused is read again first (it may be stale).
  */
 export async function handBackAs(
   tx: Tx,
@@ -108,6 +111,23 @@ export async function handBackAs(
   );
   for (const row of mine) rows.set(row.id, row);
   const remembered = new Set(mine.map((r) => r.id));
+  if (remembered.size) {
+    // a remembered row may be stale (its lock extended since by ExtendLock or UpdateTask, the task
+    // handed back by another server process): one that would refuse an item is read again, without
+    // a lock, before the item is answered
+    const stale = new Set(
+      items.filter((i) => remembered.has(i.taskId) && mateTaskRefusal(rows.get(i.taskId), i.caller, i.taskId)).map((i) => i.taskId),
+    );
+    if (stale.size) {
+      const fresh = await selectTasks(tx.db, tenantId, [...stale], 'version');
+      for (const id of stale) {
+        remembered.delete(id);
+        const row = fresh.get(id);
+        if (row) rows.set(id, row);
+        else rows.delete(id);
+      }
+    }
+  }
   const held =
     mode === 'lock-free' && rows.size < ids.length
       ? await existingTaskIds(
@@ -116,17 +136,22 @@ export async function handBackAs(
           ids.filter((id) => !rows.has(id)),
         )
       : null;
+  if (held?.size) {
+    // held only for an instant, most likely: wait a moment before answering busy
+    for (const [id, row] of await lockTasksWithin(tx.db, tenantId, [...held], HAND_BACK_ROW_WAIT_MS)) {
+      rows.set(id, row);
+      held.delete(id);
+    }
+  }
   const changes = new Map<number, HandBackChange>();
   const results: (Outcome<HandedBack> | null)[] = [];
-  const seen = new Set<number>();
   for (const item of items) {
     const { caller } = item;
-    if (mode === 'version' && seen.has(item.taskId)) {
-      // a second item on one task: it must see the first one's effect, which may yet be skipped
+    if (mode === 'version' && changes.has(item.taskId)) {
+      // a later item on a task an earlier one changes: it must see that change, which may yet be skipped
       results.push(null);
       continue;
     }
-    seen.add(item.taskId);
     if (held?.has(item.taskId)) {
       results.push(refused(busy(item.taskId)));
       continue;

@@ -2,7 +2,7 @@
  * Reading and locking tasks. Every function is tenant-scoped and batch-shaped: one statement
  * serves any number of tasks or callers. Writes go through the funnel (funnel.ts).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Database, KpiSettings } from '../db/types.js';
 import type { Queue } from './state-machine.js';
@@ -137,6 +137,77 @@ export async function selectTasks(
     ORDER BY t.id
     ${READS[mode]}`.execute(db);
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/**
+ * Reads one task and locks it only when `lockIf` (a condition on `t`: "this Mate holds it", say)
+ * holds of it. A task it does not hold of is read without its lock (`locked: false`): a call
+ * that will be refused never takes the row, even for an instant, from the one who holds it. A
+ * row that changes between the locking read and the plain one is read again; one that keeps
+ * changing is locked as any change locks it.
+ */
+export async function lockTaskIf(
+  db: Kysely<Database>,
+  tenantId: number,
+  taskId: number,
+  lockIf: RawBuilder<unknown>,
+): Promise<{ row: LockedTaskRow; locked: boolean } | undefined> {
+  if (!(taskId > 0 && Number.isSafeInteger(taskId))) return undefined;
+  const cols = sql`${taskColumns('t')}, p.process_key, p.retry_allowed, p.max_retries, p.kpi, p.lock_timeout_seconds`;
+  const from = sql`FROM tasks t JOIN processes p ON p.tenant_id = t.tenant_id AND p.id = t.process_id
+    WHERE t.tenant_id = ${tenantId} AND t.id = ${taskId} AND t.deleted_at IS NULL`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { rows: locked } = await sql<LockedTaskRow>`${prepared} SELECT ${cols} ${from} AND (${lockIf}) FOR UPDATE OF t`.execute(db);
+    if (locked.length) return { row: locked[0], locked: true };
+    const { rows: read } = await sql<
+      LockedTaskRow & { lockable: boolean }
+    >`${prepared} SELECT ${cols}, coalesce((${lockIf}), false) AS lockable
+      ${from}`.execute(db);
+    if (read.length === 0) return undefined;
+    const { lockable, ...row } = read[0];
+    if (!lockable) return { row, locked: false };
+  }
+  const row = (await selectTasks(db, tenantId, [taskId], 'lock')).get(taskId);
+  return row && { row, locked: true };
+}
+
+const LOCK_NOT_AVAILABLE = '55P03';
+const DEADLOCK = '40P01';
+
+/**
+ * Waits up to `ms` in all for task rows another transaction holds, locking each (in id order) as
+ * it is freed: a row held for an instant (a statement in flight) is then served, a row held
+ * longer is not. Answers the rows locked, read as they are now. Each wait runs in a savepoint,
+ * so one that times out undoes only itself; the transaction's lock_timeout is as before after.
+ */
+export async function lockTasksWithin(
+  db: Kysely<Database>,
+  tenantId: number,
+  ids: number[],
+  ms: number,
+): Promise<Map<number, ReadTaskRow>> {
+  const out = new Map<number, ReadTaskRow>();
+  if (ids.length === 0 || ms <= 0) return out;
+  const deadline = performance.now() + ms;
+  const { rows } = await sql<{ v: string }>`SELECT current_setting('lock_timeout') AS v`.execute(db);
+  const before = rows[0].v;
+  for (const id of [...ids].sort((a, b) => a - b)) {
+    const left = Math.floor(deadline - performance.now());
+    if (left < 1) break;
+    await sql`SAVEPOINT qm_row_wait`.execute(db);
+    try {
+      await sql`SELECT set_config('lock_timeout', ${`${left}ms`}, true)`.execute(db);
+      const row = (await selectTasks(db, tenantId, [id], 'lock')).get(id);
+      await sql`RELEASE SAVEPOINT qm_row_wait`.execute(db);
+      if (row) out.set(id, row);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== LOCK_NOT_AVAILABLE && code !== DEADLOCK) throw err;
+      await sql`ROLLBACK TO SAVEPOINT qm_row_wait`.execute(db);
+    }
+  }
+  await sql`SELECT set_config('lock_timeout', ${before}, true)`.execute(db);
+  return out;
 }
 
 /** Which of these tasks exist (not deleted), without waiting for any lock. */

@@ -9,9 +9,10 @@ import { validateTaskData } from '../processes/task-data.js';
 import type { ProcessDef } from '../processes/store.js';
 import { applyChanges } from './funnel.js';
 import { guardedWrite } from './create.js';
-import { lockTask, mateTaskRefusal } from './hand-back.js';
+import { sql } from 'kysely';
+import { mateTaskRefusal } from './hand-back.js';
 import { lockExtended, updated } from './changes.js';
-import { findUniqueKeyOwners, type TaskRow } from './store.js';
+import { findUniqueKeyOwners, lockTaskIf, type TaskRow } from './store.js';
 
 /**
  * Sets field values and appends a comment on a task the Mate holds (its lock is extended), or on
@@ -25,12 +26,21 @@ export async function updateTask(
   body: Record<string, unknown>,
   loadProcess: (processId: number) => Promise<ProcessDef>,
 ): Promise<{ message: string; row: TaskRow }> {
-  const row = await lockTask(tx, caller.tenantId, taskId);
+  const mateId = callerMateId(caller);
+  // the row is locked only when this Mate may change it: held by it, or a Manual or NeedsData
+  // task nobody holds; any other is refused as read, never taken from its holder
+  const found = await lockTaskIf(
+    tx.db,
+    caller.tenantId,
+    taskId,
+    sql`t.locked_by_mate_id = ${mateId} OR (t.locked_until IS NULL AND t.queue IN ('Manual', 'NeedsData'))`,
+  );
+  const row = found?.row;
   const refusal = mateTaskRefusal(row, caller, taskId);
-  const heldByMe = row !== undefined && row.locked_by_mate_id === callerMateId(caller);
+  const heldByMe = row !== undefined && row.locked_by_mate_id === mateId;
   const freeEditable = row && row.locked_until === null && (row.queue === 'Manual' || row.queue === 'NeedsData');
   if (!row || (refusal && refusal.code !== 'task_not_locked_by_you')) throw refusal!;
-  if (!heldByMe && !freeEditable) throw new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
+  if ((!heldByMe && !freeEditable) || !found!.locked) throw new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
   const proc = await loadProcess(row.process_id);
   const r = validateTaskData({ fields: proc.fields, body, mode: 'update', timeZone: caller.timeZone, current: row.data });
   if (!r.ok) throw problemsRefusal(r.problems);
@@ -58,9 +68,12 @@ export async function extendLock(
   taskId: number,
   seconds: number | null,
 ): Promise<{ message: string; row: TaskRow }> {
-  const row = await lockTask(tx, caller.tenantId, taskId);
+  // locked only when this Mate holds it: another Mate's call is refused as read
+  const found = await lockTaskIf(tx.db, caller.tenantId, taskId, sql`t.locked_by_mate_id = ${callerMateId(caller)}`);
+  const row = found?.row;
   const refusal = mateTaskRefusal(row, caller, taskId);
   if (refusal || !row) throw refusal!;
+  if (!found!.locked) throw new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
   const change = lockExtended(row, seconds, caller);
   await applyChanges(tx, [change]);
   return { message: `Lock on task ${taskId} extended`, row: change.after };

@@ -159,7 +159,7 @@ export const HAND_BACK_ROUTES: MateRoute[] = [
           results.push({ taskId: read.taskId, succeeded: false, message: read.refusal.message, code: read.refusal.code });
           continue;
         }
-        // each item on its own, as its action would (never waiting for a row another transaction holds)
+        // each item on its own, as its action would (a row another transaction holds is waited for a moment only)
         const [r] = await handBackBatch(ctx.services.units, [read]);
         results.push(
           r.ok
