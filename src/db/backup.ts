@@ -171,22 +171,23 @@ async function syncFileAndDir(file: string): Promise<void> {
   }
 }
 
-/** Asks the server holding the data directory for a backup and writes it to `partial`; answers takenAt. */
-async function fromServer(dataDir: string, pid: number, partial: string): Promise<string> {
+/** A connection to the backup socket of a server running on dataDir, or null when none answers there. */
+async function connectToServer(dataDir: string): Promise<net.Socket | null> {
   const where = socketPath(dataDir);
-  const stopIt = `stop it (SIGTERM) and run the backup again: a stopped store is copied directly`;
-  if (!where)
-    throw new BackupError(
-      `the server (PID ${pid}) cannot be asked for a backup: the path of ${dataDir} is too long for a Unix socket; ${stopIt}`,
-    );
+  if (!where || !fs.existsSync(where)) return null;
   const sock = net.connect(where);
   try {
     await once(sock, 'connect');
-  } catch (err) {
-    throw new BackupError(
-      `the server (PID ${pid}) holding ${dataDir} does not answer backup requests on ${path.join(dataDir, SOCKET_NAME)} (${(err as NodeJS.ErrnoException).code}); ${stopIt}`,
-    );
+    return sock;
+  } catch {
+    // ECONNREFUSED: a socket file left by a server that stopped without closing
+    sock.destroy();
+    return null;
   }
+}
+
+/** Asks the server on the other end of `sock` for a backup and writes it to `partial`; answers takenAt. */
+async function fromServer(sock: net.Socket, partial: string): Promise<string> {
   sock.write('backup\n');
   const out = await fsp.open(partial, 'wx', 0o600);
   let takenAt: string | null = null;
@@ -218,7 +219,7 @@ async function fromServer(dataDir: string, pid: number, partial: string): Promis
     sock.destroy();
     await out.close();
   }
-  if (takenAt === null) throw new BackupError(`the server (PID ${pid}) closed the connection without answering`);
+  if (takenAt === null) throw new BackupError('the server closed the connection without answering (its log says why)');
   return takenAt;
 }
 
@@ -237,12 +238,22 @@ export async function backupStore(opts: { dataDir: string; to: string; version: 
   try {
     let takenAt: string;
     let online: boolean;
-    try {
-      lock = lockDataDir(opts.dataDir);
-    } catch (err) {
-      if (!(err instanceof DataDirInUseError)) throw err;
-      takenAt = await fromServer(opts.dataDir, err.pid, partial);
+    // the server first: a server in another container has PID 1 like this process would, and its
+    // lock would look stale from here, while its socket answers
+    const sock = await connectToServer(opts.dataDir);
+    if (sock) {
+      takenAt = await fromServer(sock, partial);
       online = true;
+    } else {
+      try {
+        lock = lockDataDir(opts.dataDir);
+      } catch (err) {
+        if (!(err instanceof DataDirInUseError)) throw err;
+        throw new BackupError(
+          `the server (PID ${err.pid}) holding ${opts.dataDir} does not answer backup requests on ${path.join(opts.dataDir, SOCKET_NAME)}` +
+            `${socketPath(opts.dataDir) ? '' : ' (the path is too long for a Unix socket)'}; stop it (SIGTERM) and run the backup again: a stopped store is copied directly`,
+        );
+      }
     }
     if (lock) {
       // no server: the files are the stopped store's (or a crashed one's, recovered on restore)

@@ -76,10 +76,11 @@ test(
       const people = await peopleOfEveryRole(store, tenant.tenantId);
       const send = (method: string, url: string, payload?: unknown, headers?: Record<string, string>) =>
         asPerson(app, people.admin, { method: method as 'GET', url, payload: payload as string, headers });
-      const procs = (await send('GET', '/v1/processes')).json() as { items?: any[] } | any[];
-      const list = Array.isArray(procs) ? procs : (procs.items ?? (procs as any).processes);
-      const p1 = list.find((p: any) => p.processKey === 'P1').id as number;
-      const p2 = list.find((p: any) => p.processKey === 'P2').id as number;
+      const ids = new Map(
+        (await store.db.selectFrom('processes').select(['id', 'process_key']).execute()).map((r) => [r.process_key, r.id]),
+      );
+      const p1 = ids.get('P1')!;
+      const p2 = ids.get('P2')!;
 
       // a failed sign-in (throttle row), then the Mate's token, kept for after the move
       const wrong = await app.inject({
@@ -123,7 +124,8 @@ test(
       const some = (await send('GET', `/v1/processes/${p1}/tasks?queue=Ready`)).json().items as any[];
       const personTask = some[some.length - 1].id as number;
       assert.equal((await send('POST', `/v1/tasks/${personTask}/move`, { queue: 'Manual', comment: 'a person looked' })).statusCode, 200);
-      assert.equal((await send('POST', `/v1/tasks/${personTask}/comments`, { body: 'and wrote this' })).statusCode < 300, true);
+      const commented = await send('POST', `/v1/tasks/${personTask}/comments`, { text: 'and wrote this' });
+      assert.equal(commented.statusCode, 200, commented.body);
       const imported = await send('POST', `/v1/processes/${p1}/tasks/import`, 'ref,amount\nI1,1.5\nI2,2.5\n', {
         'content-type': 'text/csv',
       });
