@@ -20,7 +20,7 @@ after(killAll);
 const LISTENING = /Queuemate is listening on (http:\/\/127\.0\.0\.1:\d+) \(store: ([^)]*)\)/;
 
 async function startServer(dataDir: string): Promise<{ proc: CliProcess; url: string }> {
-  const proc = spawnCli(['start', '--port', '0', '--data-dir', dataDir], { timeoutMs: 300_000 });
+  const proc = spawnCli(['start', '--port', '0', '--data-dir', dataDir, '--shutdown-timeout', '60'], { timeoutMs: 300_000 });
   const m = await proc.waitFor(LISTENING, 240_000);
   return { proc, url: m[1] };
 }
