@@ -108,12 +108,10 @@ test(
         assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
       }
       const held = await mate.takeNext('P1');
-      const upd = await mate.post(
-        '/api/UpdateTask',
-        { taskId: held.taskId, amount: 99.5, comment: 'updated by the Mate' },
-        { 'idempotency-key': 'k-1' },
-      );
+      const upd = await mate.post('/api/UpdateTask', { taskId: held.taskId, amount: 99.5, comment: 'updated by the Mate' });
       assert.equal(upd.body.succeeded, true, JSON.stringify(upd.body));
+      const keyed = await mate.post('/api/CreateTask/P1', { ref: 'K1', amount: 7 }, { 'idempotency-key': 'k-1' });
+      assert.equal(keyed.body.succeeded, true, JSON.stringify(keyed.body));
       const run = await mate.get('/api/StartOrGetRun/P1');
       assert.equal((await mate.post('/api/FinishRun', { runId: run.body.runId })).body.succeeded, true);
       assert.equal((await mate.post('/api/Failure', { processKey: 'P1', message: 'the robot fell over' })).body.succeeded, true);
