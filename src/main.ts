@@ -3,9 +3,10 @@
  *
  *   queuemate start      migrate, then serve (first start on an empty store creates a demo set-up)
  *   queuemate migrate    apply pending migrations and exit
+ *   queuemate backup | restore | move-store   the embedded store's backups, and its move to PostgreSQL
  *   queuemate tenant create | user create | mate create | process create   scripting helpers
  */
-import { loadConfig, ConfigError, SETTINGS, type Config } from './config.js';
+import { loadConfig, ConfigError, SETTINGS, redact, type Config } from './config.js';
 import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
@@ -30,6 +31,9 @@ const USAGE = `Usage: queuemate <command> [options]
 Commands:
   start                               migrate the store, then serve
   migrate                             apply pending migrations and exit
+  backup --to FILE                    back up the embedded store (the server may be running)
+  restore --from FILE                 restore a backup into an empty data directory
+  move-store --to postgres://...      copy the embedded store into an empty PostgreSQL database
   tenant create --client-id ID [--name NAME] [--time-zone TZ]
   user create --tenant ID --username NAME --role admin|developer|agent|viewer [--password PW]
   mate create --tenant ID --username NAME [--password PW]
@@ -147,12 +151,17 @@ async function start(config: Config): Promise<void> {
     statementTimeoutMs: config.dbStatementTimeoutMs,
   });
   let app;
+  let backups: import('./db/backup.js').BackupServer | null = null;
   try {
     await migrate(store);
     const demo = await ensureDemo(store);
     const webDist = await buildWebApp();
     app = await createApp(config, { store, webDist });
     await app.listen({ port: config.port, host: config.host });
+    if (store.copyFiles) {
+      const { serveBackups } = await import('./db/backup.js');
+      backups = await serveBackups({ dataDir: config.dataDir, copyFiles: store.copyFiles, version: VERSION, log: app.log });
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
@@ -161,6 +170,7 @@ async function start(config: Config): Promise<void> {
       `Queuemate is listening on ${publicUrl} (store: ${store.kind === 'pglite' ? `embedded, ${store.location}` : `PostgreSQL, ${store.location}`})\n`,
     );
   } catch (err) {
+    await backups?.close().catch(() => {});
     await app?.close().catch(() => {});
     await store.close().catch(() => {});
     throw err;
@@ -183,6 +193,7 @@ async function start(config: Config): Promise<void> {
     app
       .close()
       .finally(() => clearInterval(idle))
+      .then(() => backups?.close())
       .then(() => store.close())
       .then(() => process.exit(0))
       .catch((err) => {
@@ -216,6 +227,67 @@ export async function run(argv: string[]): Promise<void> {
       checkKnownOptions(p, []);
       const { applied } = await withStore(config, (store) => migrate(store), { migrateFirst: false });
       print(p, { applied }, applied.length ? `Applied ${applied.join(', ')}` : 'The store is up to date');
+      return;
+    }
+    case 'backup': {
+      checkKnownOptions(p, ['--to']);
+      const to = opt(p, '--to', true);
+      const { backupStore, BackupError } = await import('./db/backup.js');
+      if (config.databaseUrl)
+        throw new UsageError(
+          'backup copies the embedded store; on PostgreSQL (DATABASE_URL is set) use pg_dump or a base backup, see docs/operations.md',
+        );
+      const r = await backupStore({ dataDir: config.dataDir, to, version: VERSION }).catch((err) => {
+        throw err instanceof BackupError ? new UsageError(err.message) : err;
+      });
+      print(
+        p,
+        r,
+        `Backup of ${config.dataDir} written to ${r.file} (${formatBytes(r.bytes)}, ${r.files} files), taken at ${r.takenAt} ` +
+          (r.online ? 'from the running server.' : 'from the stopped store.'),
+      );
+      return;
+    }
+    case 'restore': {
+      checkKnownOptions(p, ['--from']);
+      const from = opt(p, '--from', true);
+      const { restoreStore, BackupError } = await import('./db/backup.js');
+      if (config.databaseUrl)
+        throw new UsageError('restore fills an embedded store; on PostgreSQL (DATABASE_URL is set) use pg_restore, see docs/operations.md');
+      const r = await restoreStore({ from, dataDir: config.dataDir }).catch((err) => {
+        throw err instanceof BackupError ? new UsageError(err.message) : err;
+      });
+      print(
+        p,
+        r,
+        `Restored ${from} (taken at ${r.takenAt}) into ${config.dataDir}: ${r.tenants} tenant(s), ${r.tasks} task(s).\n` +
+          `Start Queuemate with --data-dir ${config.dataDir} (QUEUEMATE_DATA_DIR).`,
+      );
+      return;
+    }
+    case 'move-store': {
+      checkKnownOptions(p, ['--to']);
+      const to = opt(p, '--to', true);
+      if (config.databaseUrl)
+        throw new UsageError(
+          'move-store copies the embedded store (--data-dir) to PostgreSQL; unset DATABASE_URL and name the target with --to',
+        );
+      if (!/^postgres(ql)?:\/\//.test(to)) throw new UsageError('--to must be a postgres:// connection string');
+      await loadStore();
+      const { moveStore, MoveError } = await import('./db/move-store.js');
+      const progress = p.options.has('--json') ? () => {} : (line: string) => process.stderr.write(line + '\n');
+      const r = await moveStore({ dataDir: config.dataDir, to, progress }).catch((err) => {
+        throw err instanceof MoveError ? new UsageError(err.message) : err;
+      });
+      print(
+        p,
+        r,
+        [
+          `Moved ${r.tables.reduce((n, t) => n + t.rows, 0)} rows in ${r.tables.length} tables from ${config.dataDir} to ${redact(to)}; every table verified (row count and checksum).`,
+          `The one setting to change: DATABASE_URL=${redact(to)} (or --database-url), then start Queuemate.`,
+          `The embedded store in ${config.dataDir} is left as it was; a server started without DATABASE_URL would still use it.`,
+        ].join('\n'),
+      );
       return;
     }
     case 'tenant create': {
@@ -281,6 +353,10 @@ export async function run(argv: string[]): Promise<void> {
     default:
       throw new UsageError(`Unknown command "${command}". Run "queuemate help".`);
   }
+}
+
+function formatBytes(n: number): string {
+  return n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Known failures become one line on stderr and a non-zero exit, never a stack trace. */
