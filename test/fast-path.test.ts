@@ -245,3 +245,48 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
     WHERE r.tenant_id = ${tenant.tenantId} AND p.process_key = 'Other'`.execute(t.store.db);
   assert.equal(runs[0].n, taken.length);
 });
+
+test('the rows the funnel appends point at tasks and processes that exist (they have no foreign keys: migration 0014)', async () => {
+  // the key checks are gone on purpose: the funnel alone guarantees what they checked
+  const { rows: keys } = await sql<{ name: string }>`SELECT conrelid::regclass::text || ' -> ' || confrelid::regclass::text AS name
+    FROM pg_constraint WHERE contype = 'f'
+      AND conrelid::regclass::text IN ('task_history', 'task_comments', 'kpi_events', 'queue_count_deltas', 'outbox_events')`.execute(
+    t.store.db,
+  );
+  assert.deepEqual(keys, []);
+  // more of what the funnel writes: comments, Retry, Manual with the Error flag, a person's move
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) ids.push(await mate.create('Work', { n: 100 + i }));
+  for (const [i, action] of (['Solved', 'Retry', 'Error', 'Manual'] as const).entries()) {
+    const task = await mate.takeNext('Work');
+    assert.ok(task.taskId > 0);
+    const r = await mate.post(`/api/${action}`, { taskId: task.taskId, comment: `hand-back ${i}`, reason: 'checked' });
+    assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  }
+  const drained = await mate.post('/api/Return', [{ taskId: (await mate.takeNext('Work')).taskId, action: 'Solved', comment: 'last' }]);
+  assert.equal(drained.status, 200, JSON.stringify(drained.body));
+  const orphans = async () =>
+    (
+      await sql<{ what: string; n: number }>`
+        SELECT 'history' AS what, count(*)::int AS n FROM task_history h WHERE h.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = h.tenant_id AND t.id = h.task_id AND t.process_id = h.process_id)
+        UNION ALL SELECT 'comments', count(*)::int FROM task_comments c WHERE c.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = c.tenant_id AND t.id = c.task_id)
+        UNION ALL SELECT 'kpi', count(*)::int FROM kpi_events k WHERE k.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.tenant_id = k.tenant_id AND p.id = k.process_id)
+        UNION ALL SELECT 'kpi task', count(*)::int FROM kpi_events k WHERE k.tenant_id = ${tenant.tenantId} AND k.task_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = k.tenant_id AND t.id = k.task_id AND t.process_id = k.process_id)
+        UNION ALL SELECT 'deltas', count(*)::int FROM queue_count_deltas d WHERE d.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.tenant_id = d.tenant_id AND p.id = d.process_id)
+        UNION ALL SELECT 'events', count(*)::int FROM outbox_events o, unnest(o.history_ids) AS hid WHERE o.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM task_history h WHERE h.tenant_id = o.tenant_id AND h.id = hid)
+        UNION ALL SELECT 'rows seen', count(*)::int FROM task_history WHERE tenant_id = ${tenant.tenantId}
+        UNION ALL SELECT 'comments seen', count(*)::int FROM task_comments WHERE tenant_id = ${tenant.tenantId}`.execute(t.store.db)
+    ).rows;
+  const counts = Object.fromEntries((await orphans()).map((r) => [r.what, r.n]));
+  assert.ok(counts['rows seen'] >= 15 && counts['comments seen'] >= 5, JSON.stringify(counts));
+  assert.deepEqual(
+    { ...counts, 'rows seen': 0, 'comments seen': 0 },
+    { history: 0, comments: 0, kpi: 0, 'kpi task': 0, deltas: 0, events: 0, 'rows seen': 0, 'comments seen': 0 },
+  );
+});
