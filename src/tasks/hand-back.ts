@@ -3,12 +3,14 @@
  * holds the lock. Any number of hand-backs are served by one transaction whose writes are one
  * statement (the funnel); an item that is refused changes nothing.
  */
-import type { Tx } from '../db/tx.js';
+import { sql } from 'kysely';
+import type { Tx, Units } from '../db/tx.js';
 import { Refusal, refused, type Outcome } from '../lib/errors.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
 import { applyChanges } from './funnel.js';
 import { handedBack, type HandBackChange, type HandBackInput } from './changes.js';
 import type { HandBackAction, Queue } from './state-machine.js';
+import type { RecentTakes } from './recent-takes.js';
 import { existingTaskIds, selectTasks, selectTasksForUpdate, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
 
 /**
@@ -95,7 +97,37 @@ export async function handBackAs(
   mode: ReadMode,
   known?: Map<number, ReadTaskRow>,
 ): Promise<(Outcome<HandedBack> | null)[]> {
-  if (items.length === 0) return [];
+  const { results, changes } = await prepareHandBacks(tx, items, mode, known);
+  const { skipped } = await applyChanges(tx, changes);
+  return withSkipped(items, results, skipped);
+}
+
+/** The results with the items of skipped optimistic changes answered null (hand them back again). */
+export function withSkipped(
+  items: HandBackItem[],
+  results: (Outcome<HandedBack> | null)[],
+  skipped: number[],
+): (Outcome<HandedBack> | null)[] {
+  if (skipped.length) {
+    const again = new Set(skipped);
+    items.forEach((item, i) => {
+      if (again.has(item.taskId)) results[i] = null;
+    });
+  }
+  return results;
+}
+
+/**
+ * handBackAs up to the write: each item's answer (null: hand it back again, as handBackAs says)
+ * and the changes to write, one per task, with the answers valid once they are written.
+ */
+export async function prepareHandBacks(
+  tx: Tx,
+  items: HandBackItem[],
+  mode: ReadMode,
+  known?: Map<number, ReadTaskRow>,
+): Promise<{ results: (Outcome<HandedBack> | null)[]; changes: HandBackChange[] }> {
+  if (items.length === 0) return { results: [], changes: [] };
   const tenantId = items[0].caller.tenantId;
   const ids = [...new Set(items.map((i) => i.taskId).filter(validId))];
   // rows this server process took for this tenant (another tenant's id is read, and not found)
@@ -164,12 +196,38 @@ export async function handBackAs(
     const message = note ? `Task ${row.id}: ${note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
     results.push({ ok: true, value: { taskId: row.id, queue: after.queue, error: after.error, message } });
   }
-  const { skipped } = await applyChanges(tx, [...changes.values()]);
-  if (skipped.length) {
-    const again = new Set(skipped);
-    items.forEach((item, i) => {
-      if (again.has(item.taskId)) results[i] = null;
+  return { results, changes: [...changes.values()] };
+}
+
+/**
+ * How long a hand-back waits for a lock it cannot skip (the process's run row, held by another
+ * transaction) before its items are answered `task_busy`. Task rows are never waited for.
+ */
+export const HAND_BACK_LOCK_TIMEOUT_MS = 2000;
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Hands back a batch of one tenant: first as one optimistic autocommitted statement (rows read
+ * without a lock, written only if unchanged and free: funnel.ts); the items it skipped (a row
+ * changed or held meanwhile) again in a transaction that locks the free rows and answers those
+ * another transaction holds `task_busy`, so one stuck row never stalls the tenant's others.
+ */
+export async function handBackBatch(units: Units, items: HandBackItem[], recent?: RecentTakes): Promise<Outcome<HandedBack>[]> {
+  const known = recent?.take(items.map((i) => i.taskId));
+  const first = await units.autocommit((tx) => handBackAs(tx, items, 'version', known));
+  const again = items.filter((_, i) => first[i] === null);
+  if (again.length === 0) return first as Outcome<HandedBack>[];
+  let second: Outcome<HandedBack>[];
+  try {
+    second = await units.transaction(async (tx) => {
+      await sql`SET LOCAL lock_timeout = ${sql.lit(`${HAND_BACK_LOCK_TIMEOUT_MS}ms`)}`.execute(tx.db);
+      return (await handBackAs(tx, again, 'lock-free')) as Outcome<HandedBack>[];
     });
+  } catch (err) {
+    if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+    second = busyOutcomes(again);
   }
-  return results;
+  let j = 0;
+  return first.map((r) => r ?? second[j++]);
 }
