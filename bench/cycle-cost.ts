@@ -259,14 +259,12 @@ async function measure(M: number) {
         hotUpdatesPerCycle: per(after.hot - before.hot),
       },
       walKinds: Object.fromEntries(kinds.slice(0, 14).map(([k, v]) => [k, { perCycle: per(v.n), bytesPerCycle: per(v.bytes + v.fpi) }])),
-      statements: stmts
-        .slice(0, 14)
-        .map((r) => ({
-          callsPerCycle: per(r.calls),
-          plans: r.plans,
-          walBytesPerCall: Math.round(r.wal_bytes / Math.max(1, r.calls)),
-          q: r.q,
-        })),
+      statements: stmts.slice(0, 14).map((r) => ({
+        callsPerCycle: per(r.calls),
+        plans: r.plans,
+        walBytesPerCall: Math.round(r.wal_bytes / Math.max(1, r.calls)),
+        q: r.q,
+      })),
     };
     return result;
   } finally {

@@ -15,6 +15,8 @@ import { DATABASE_URL } from './helpers/db.js';
 import { applyChanges } from '../src/tasks/funnel.js';
 import { selectTasks } from '../src/tasks/store.js';
 import type { Caller } from '../src/lib/caller.js';
+import { createMate } from '../src/accounts/service.js';
+import { createProcess } from '../src/processes/service.js';
 
 let t: TestApp;
 let tenant: SeededTenant;
@@ -289,4 +291,50 @@ test('the rows the funnel appends point at tasks and processes that exist (they 
     { ...counts, 'rows seen': 0, 'comments seen': 0 },
     { history: 0, comments: 0, kpi: 0, 'kpi task': 0, deltas: 0, events: 0, 'rows seen': 0, 'comments seen': 0 },
   );
+});
+
+test('combined calls of two Mates: each hand-back is counted once in its run, which lists both Mates', async () => {
+  const { id: processId } = await createProcess(t.store.db, tenant.tenantId, { processKey: 'Pair' });
+  await createMate(t.store.db, tenant.tenantId, { username: 'fast-second', password: tenant.matePassword });
+  const second = await Mate.signIn(t.app, tenant, 'fast-second', tenant.matePassword);
+  for (let i = 0; i < 12; i++) await mate.create('Pair', {});
+  const [a, b] = await Promise.all([mate.takeNext('Pair'), second.takeNext('Pair')]);
+  assert.ok(a.taskId > 0 && b.taskId > 0 && a.runId === b.runId);
+  // the two Mates hand back with takeNext at once, each statement serving both
+  const work = async (m: Mate, task: any, action: string) => {
+    let n = 0;
+    while (task.taskId > 0) {
+      const r = await m.post(`/api/${action}`, { taskId: task.taskId, takeNext: 'Pair' });
+      assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+      n++;
+      task = r.body.next;
+    }
+    assert.equal(task.code, 'queue_empty');
+    return n;
+  };
+  const [solved, manual] = await Promise.all([work(mate, a, 'Solved'), work(second, b, 'Manual')]);
+  assert.equal(solved + manual, 12);
+  const { rows } = await sql<{ solved_count: number; manual_count: number; mate_ids: number[]; finished: boolean }>`
+    SELECT solved_count, manual_count, mate_ids, finished_at IS NOT NULL AS finished FROM runs
+    WHERE tenant_id = ${tenant.tenantId} AND process_id = ${processId}`.execute(t.store.db);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].solved_count, solved);
+  assert.equal(rows[0].manual_count, manual);
+  assert.equal(rows[0].finished, true, 'the empty queue closed the run');
+  assert.equal(rows[0].mate_ids.length, 2);
+});
+
+test('a process stopped by errors: the combined call hands back first, and its take sees the new error count', async () => {
+  const { id: processId } = await createProcess(t.store.db, tenant.tenantId, { processKey: 'Stops' });
+  await sql`UPDATE processes SET stop_on_errors = true, error_limit = 0 WHERE tenant_id = ${tenant.tenantId} AND id = ${processId}`.execute(
+    t.store.db,
+  );
+  const first = await mate.create('Stops', {});
+  await mate.create('Stops', {});
+  assert.equal((await mate.takeNext('Stops')).taskId, first);
+  const r = await mate.post('/api/Error', { taskId: first, reason: 'broken', takeNext: 'Stops' });
+  assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  assert.equal(r.body.queue, 'Manual');
+  assert.equal(r.body.next.taskId, -1);
+  assert.equal(r.body.next.code, 'stopped_by_errors');
 });
