@@ -11,6 +11,8 @@
  *     [--workers 1,16]    concurrent Mates
  *     [--combined]        Solved with takeNext (one request per task) instead of TakeNext + Solved
  *     [--env K=V,...]     extra environment for the server
+ *     [--bulk]            instead of life cycles: CreateTasks calls of 1,000 tasks (--cycles of them,
+ *                         default 5); the figures are per call
  *
  * Needs a PostgreSQL cluster of its own: WAL is counted cluster-wide (pg_current_wal_lsn and
  * pg_waldump over that range), with pg_stat_statements loaded (shared_preload_libraries) and
@@ -32,10 +34,11 @@ const opt = (name: string) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const ROOT = path.resolve(opt('root') ?? path.join(HERE, '..'));
-const CYCLES = Number(opt('cycles') ?? 400);
-const WARM = 40;
+const CYCLES = Number(opt('cycles') ?? (argv.includes('--bulk') ? 5 : 400));
+const WARM = argv.includes('--bulk') ? 1 : 40;
 const WORKERS = (opt('workers') ?? '1,16').split(',').map(Number);
 const COMBINED = argv.includes('--combined');
+const BULK = argv.includes('--bulk');
 const EXTRA_ENV = Object.fromEntries(
   (opt('env') ?? '')
     .split(',')
@@ -146,7 +149,20 @@ async function setUp(url: string) {
   }
 }
 
+async function bulkCreates(c: Client, n: number) {
+  for (let i = 0; i < n; i++) {
+    const r = await c.call(
+      'POST',
+      '/api/CreateTasks/bench',
+      Array.from({ length: 1000 }, (_, j) => ({ n: j })),
+    );
+    if (!r.succeeded) throw new Error(`CreateTasks: ${JSON.stringify(r).slice(0, 500)}`);
+  }
+  return n;
+}
+
 async function lifeCycles(c: Client, M: number, n: number) {
+  if (BULK) return bulkCreates(c, n);
   let started = 0;
   let done = 0;
   const more = () => started++ < n;
@@ -190,7 +206,7 @@ async function measure(M: number) {
     const f = await setUp(url);
     await db.connect();
     // a queue much deeper than what is taken (the take's index scans stay short either way)
-    const total = WARM + CYCLES + M + 2000;
+    const total = BULK ? 100 : WARM + CYCLES + M + 2000;
     await db.query(
       `INSERT INTO tasks (tenant_id, process_id, queue, data, activation_date, queue_position, created_at, created_by_type, updated_at)
        SELECT $1, $2, 'Ready', jsonb_build_object('n', g), now() - interval '1 minute', clock_timestamp(), now(), 'system', now() - interval '1 minute'
@@ -287,7 +303,7 @@ async function snapshot(db: pg.Client) {
 
 const results = [];
 for (const M of WORKERS) {
-  log(`cycle-cost: ${ROOT}, M = ${M}${COMBINED ? ', combined' : ''}`);
+  log(`cycle-cost: ${ROOT}, M = ${M}${COMBINED ? ', combined' : ''}${BULK ? ', bulk creates' : ''}`);
   results.push(await measure(M));
 }
 console.log(JSON.stringify(results, null, 2));

@@ -338,3 +338,15 @@ test('a process stopped by errors: the combined call hands back first, and its t
   assert.equal(r.body.next.taskId, -1);
   assert.equal(r.body.next.code, 'stopped_by_errors');
 });
+
+test('a Retry with takeNext on a queue of one task answers that task again (the take sees the retry)', async () => {
+  await createProcess(t.store.db, tenant.tenantId, { processKey: 'Once' });
+  const only = await mate.create('Once', {});
+  assert.equal((await mate.takeNext('Once')).taskId, only);
+  const r = await mate.post('/api/Retry', { taskId: only, takeNext: 'Once' });
+  assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  assert.equal(r.body.next.taskId, only);
+  assert.equal(r.body.next.retryCount, 1);
+  const done = await mate.post('/api/Solved', { taskId: only, takeNext: 'Once' });
+  assert.equal(done.body.next.code, 'queue_empty');
+});

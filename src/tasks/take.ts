@@ -191,8 +191,8 @@ export class Takes {
    * The work of one process's batch: takes (TakeNext, TakeMany) and combined calls (a hand-back of
    * the tenant whose `takeNext` names `proc`: the hand-back, then, if it was done, the next task
    * as TakeNext takes it). Written by one statement (combined.ts) when the takes need nothing that
-   * depends on the hand-backs' outcome or on another statement: a process that is open by its
-   * settings, not in the Failure state and not stopped by errors. Otherwise, and for a hand-back
+   * depends on the hand-backs' outcome or on another statement: no Retry among the hand-backs, a
+   * process that is open by its settings, not in the Failure state and not stopped by errors. Otherwise, and for a hand-back
    * whose row changed since this server process took it, the hand-backs commit first and the takes
    * follow them, as separate calls would. Answers in the order of `work`.
    */
@@ -207,7 +207,9 @@ export class Takes {
     }
     const first = work[0];
     const { now, timeZone } = ('take' in first ? first.take : first.handBack).caller;
-    if (proc.failureAt || proc.stopOnErrors || !proc.tasksEnabled || !proc.gateOpen || isBlockedDay(proc, now, timeZone)) {
+    // a Retry puts its task back in Ready, which a take in the same statement would not see
+    const retries = work.some((w) => 'handBack' in w && w.handBack.action === 'Retry');
+    if (retries || proc.failureAt || proc.stopOnErrors || !proc.tasksEnabled || !proc.gateOpen || isBlockedDay(proc, now, timeZone)) {
       return this.oneAfterTheOther(units, proc, work, recent);
     }
     const items = work.flatMap((w) => ('handBack' in w ? [w.handBack] : []));
