@@ -8,8 +8,11 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench [-- --quick] [--rounds N]
  *     [--server-root DIR]   run the Queuemate server from another checkout
  *     [--base-root DIR]     also run the Queuemate server of another checkout (e.g. the commit before a
- *                           change: git archive <commit> | tar -x -C DIR; ln -s $PWD/node_modules DIR/)
- *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds
+ *                           change: git archive <commit> | tar -x -C DIR; ln -s $PWD/node_modules DIR/,
+ *                           or a worktree with its own npm ci: git worktree add --detach DIR <commit>)
+ *                           as queuemate-pg-base and queuemate-lite-base, in the same rounds; it is
+ *                           compiled there (npm run build) and set up by its own code
+ *     [--help]              this text
  *     [--only a,b]          only these systems (names as printed)
  *     [--no-wire]           skip the wire accounting (round trips and transactions per life cycle)
  *     [--no-overview]       skip the people's overview at 1M tasks (full runs only; bench/overview.ts)
@@ -42,6 +45,19 @@ const opt = (name: string) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
 };
+if (flag('help') || argv.includes('-h')) {
+  // the usage is this file's header comment
+  const header = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0];
+  console.log(
+    header
+      .replace(/^\/\*\*\n/, '')
+      .split('\n')
+      .map((l) => l.replace(/^ \*( |$)/, ''))
+      .join('\n')
+      .trim(),
+  );
+  process.exit(0);
+}
 const QUICK = flag('quick');
 const ROUNDS = Number(opt('rounds') ?? (QUICK ? 1 : 3));
 const SERVER_ROOT = path.resolve(opt('server-root') ?? path.join(HERE, '..'));

@@ -15,6 +15,8 @@ import { DATABASE_URL } from './helpers/db.js';
 import { applyChanges } from '../src/tasks/funnel.js';
 import { selectTasks } from '../src/tasks/store.js';
 import type { Caller } from '../src/lib/caller.js';
+import { createMate } from '../src/accounts/service.js';
+import { createProcess } from '../src/processes/service.js';
 
 let t: TestApp;
 let tenant: SeededTenant;
@@ -244,4 +246,107 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
     FROM runs r JOIN processes p ON p.tenant_id = r.tenant_id AND p.id = r.process_id
     WHERE r.tenant_id = ${tenant.tenantId} AND p.process_key = 'Other'`.execute(t.store.db);
   assert.equal(runs[0].n, taken.length);
+});
+
+test('the rows the funnel appends point at tasks and processes that exist (they have no foreign keys: migration 0014)', async () => {
+  // the key checks are gone on purpose: the funnel alone guarantees what they checked
+  const { rows: keys } = await sql<{ name: string }>`SELECT conrelid::regclass::text || ' -> ' || confrelid::regclass::text AS name
+    FROM pg_constraint WHERE contype = 'f'
+      AND conrelid::regclass::text IN ('task_history', 'task_comments', 'kpi_events', 'queue_count_deltas', 'outbox_events')`.execute(
+    t.store.db,
+  );
+  assert.deepEqual(keys, []);
+  // more of what the funnel writes: comments, Retry, Manual with the Error flag, a person's move
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) ids.push(await mate.create('Work', { n: 100 + i }));
+  for (const [i, action] of (['Solved', 'Retry', 'Error', 'Manual'] as const).entries()) {
+    const task = await mate.takeNext('Work');
+    assert.ok(task.taskId > 0);
+    const r = await mate.post(`/api/${action}`, { taskId: task.taskId, comment: `hand-back ${i}`, reason: 'checked' });
+    assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  }
+  const drained = await mate.post('/api/Return', [{ taskId: (await mate.takeNext('Work')).taskId, action: 'Solved', comment: 'last' }]);
+  assert.equal(drained.status, 200, JSON.stringify(drained.body));
+  const orphans = async () =>
+    (
+      await sql<{ what: string; n: number }>`
+        SELECT 'history' AS what, count(*)::int AS n FROM task_history h WHERE h.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = h.tenant_id AND t.id = h.task_id AND t.process_id = h.process_id)
+        UNION ALL SELECT 'comments', count(*)::int FROM task_comments c WHERE c.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = c.tenant_id AND t.id = c.task_id)
+        UNION ALL SELECT 'kpi', count(*)::int FROM kpi_events k WHERE k.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.tenant_id = k.tenant_id AND p.id = k.process_id)
+        UNION ALL SELECT 'kpi task', count(*)::int FROM kpi_events k WHERE k.tenant_id = ${tenant.tenantId} AND k.task_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = k.tenant_id AND t.id = k.task_id AND t.process_id = k.process_id)
+        UNION ALL SELECT 'deltas', count(*)::int FROM queue_count_deltas d WHERE d.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.tenant_id = d.tenant_id AND p.id = d.process_id)
+        UNION ALL SELECT 'events', count(*)::int FROM outbox_events o, unnest(o.history_ids) AS hid WHERE o.tenant_id = ${tenant.tenantId}
+          AND NOT EXISTS (SELECT 1 FROM task_history h WHERE h.tenant_id = o.tenant_id AND h.id = hid)
+        UNION ALL SELECT 'rows seen', count(*)::int FROM task_history WHERE tenant_id = ${tenant.tenantId}
+        UNION ALL SELECT 'comments seen', count(*)::int FROM task_comments WHERE tenant_id = ${tenant.tenantId}`.execute(t.store.db)
+    ).rows;
+  const counts = Object.fromEntries((await orphans()).map((r) => [r.what, r.n]));
+  assert.ok(counts['rows seen'] >= 15 && counts['comments seen'] >= 5, JSON.stringify(counts));
+  assert.deepEqual(
+    { ...counts, 'rows seen': 0, 'comments seen': 0 },
+    { history: 0, comments: 0, kpi: 0, 'kpi task': 0, deltas: 0, events: 0, 'rows seen': 0, 'comments seen': 0 },
+  );
+});
+
+test('combined calls of two Mates: each hand-back is counted once in its run, which lists both Mates', async () => {
+  const { id: processId } = await createProcess(t.store.db, tenant.tenantId, { processKey: 'Pair' });
+  await createMate(t.store.db, tenant.tenantId, { username: 'fast-second', password: tenant.matePassword });
+  const second = await Mate.signIn(t.app, tenant, 'fast-second', tenant.matePassword);
+  for (let i = 0; i < 12; i++) await mate.create('Pair', {});
+  const [a, b] = await Promise.all([mate.takeNext('Pair'), second.takeNext('Pair')]);
+  assert.ok(a.taskId > 0 && b.taskId > 0 && a.runId === b.runId);
+  // the two Mates hand back with takeNext at once, each statement serving both
+  const work = async (m: Mate, task: any, action: string) => {
+    let n = 0;
+    while (task.taskId > 0) {
+      const r = await m.post(`/api/${action}`, { taskId: task.taskId, takeNext: 'Pair' });
+      assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+      n++;
+      task = r.body.next;
+    }
+    assert.equal(task.code, 'queue_empty');
+    return n;
+  };
+  const [solved, manual] = await Promise.all([work(mate, a, 'Solved'), work(second, b, 'Manual')]);
+  assert.equal(solved + manual, 12);
+  const { rows } = await sql<{ solved_count: number; manual_count: number; mate_ids: number[]; finished: boolean }>`
+    SELECT solved_count, manual_count, mate_ids, finished_at IS NOT NULL AS finished FROM runs
+    WHERE tenant_id = ${tenant.tenantId} AND process_id = ${processId}`.execute(t.store.db);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0].solved_count, solved);
+  assert.equal(rows[0].manual_count, manual);
+  assert.equal(rows[0].finished, true, 'the empty queue closed the run');
+  assert.equal(rows[0].mate_ids.length, 2);
+});
+
+test('a process stopped by errors: the combined call hands back first, and its take sees the new error count', async () => {
+  const { id: processId } = await createProcess(t.store.db, tenant.tenantId, { processKey: 'Stops' });
+  await sql`UPDATE processes SET stop_on_errors = true, error_limit = 0 WHERE tenant_id = ${tenant.tenantId} AND id = ${processId}`.execute(
+    t.store.db,
+  );
+  const first = await mate.create('Stops', {});
+  await mate.create('Stops', {});
+  assert.equal((await mate.takeNext('Stops')).taskId, first);
+  const r = await mate.post('/api/Error', { taskId: first, reason: 'broken', takeNext: 'Stops' });
+  assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  assert.equal(r.body.queue, 'Manual');
+  assert.equal(r.body.next.taskId, -1);
+  assert.equal(r.body.next.code, 'stopped_by_errors');
+});
+
+test('a Retry with takeNext on a queue of one task answers that task again (the take sees the retry)', async () => {
+  await createProcess(t.store.db, tenant.tenantId, { processKey: 'Once' });
+  const only = await mate.create('Once', {});
+  assert.equal((await mate.takeNext('Once')).taskId, only);
+  const r = await mate.post('/api/Retry', { taskId: only, takeNext: 'Once' });
+  assert.equal(r.body.succeeded, true, JSON.stringify(r.body));
+  assert.equal(r.body.next.taskId, only);
+  assert.equal(r.body.next.retryCount, 1);
+  const done = await mate.post('/api/Solved', { taskId: only, takeNext: 'Once' });
+  assert.equal(done.body.next.code, 'queue_empty');
 });

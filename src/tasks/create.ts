@@ -118,11 +118,15 @@ export async function createTasks(tx: Tx, caller: Caller, proc: ProcessDef, prep
   await checkUniqueKeys(tx, caller, proc, prepared, batch);
   const ids = await drawTaskIds(tx, prepared.length);
   const changes = prepared.map((p, i) => created(caller, ids[i], p, null));
-  await guardedWrite(
-    tx,
-    () => applyChanges(tx, changes),
-    () => checkUniqueKeys(tx, caller, proc, prepared, batch),
-  );
+  // without a unique key no concurrent write can make this one fail (tasks_unique_key is the only
+  // unique index it can meet), so it needs no savepoint: two round trips fewer per batch
+  if (prepared.every((p) => p.uniqueKey === null)) await applyChanges(tx, changes);
+  else
+    await guardedWrite(
+      tx,
+      () => applyChanges(tx, changes),
+      () => checkUniqueKeys(tx, caller, proc, prepared, batch),
+    );
   return changes.map((c) => c.after);
 }
 

@@ -214,7 +214,11 @@ function inputRow(c: TaskChange): unknown[] {
 }
 
 // One statement text for every batch (only the arrays vary), so it is prepared once per connection.
-const APPLY = (() => {
+// Its parameters are $1…$n, one array per INPUT_COLUMNS entry; it ends inside the WITH list, after
+// the change relation `changes` (and `updated`, the ids of the rows updated), so a statement can
+// go on with more CTEs (combined.ts: the next take in the same statement).
+export const APPLY_PARAMETERS = INPUT_COLUMNS.length;
+export const APPLY = (() => {
   const names = INPUT_COLUMNS.map(([n]) => n).join(', ');
   const unnest = INPUT_COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ');
   return sql.raw(`${PREPARED}
@@ -261,6 +265,18 @@ const APPLY = (() => {
   ),`);
 })();
 
+/** The parameters of APPLY for a batch of changes: one array per input column. */
+export function applyParameters(changes: readonly TaskChange[]): unknown[][] {
+  const seen = new Set<string>();
+  for (const c of changes) {
+    const k = `${c.after.tenant_id}:${c.after.id}`;
+    if (seen.has(k)) throw new Error(`task ${c.after.id} changes twice in one batch`);
+    seen.add(k);
+  }
+  const rows = changes.map(inputRow);
+  return INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
+}
+
 // The statement's text, compiled once (it has no parameters but the arrays).
 let applyCompiled: CompiledQuery | null = null;
 
@@ -273,14 +289,7 @@ let applyCompiled: CompiledQuery | null = null;
  */
 export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Promise<{ skipped: number[] }> {
   if (changes.length === 0) return { skipped: [] };
-  const seen = new Set<string>();
-  for (const c of changes) {
-    const k = `${c.after.tenant_id}:${c.after.id}`;
-    if (seen.has(k)) throw new Error(`task ${c.after.id} changes twice in one batch`);
-    seen.add(k);
-  }
-  const rows = changes.map(inputRow);
-  const arrays = INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
+  const arrays = applyParameters(changes);
   applyCompiled ??= sql`${APPLY}
   ${withDerivedWrites('changes')}
   SELECT tenant_id, process_id, NULL::bigint AS updated_id FROM failures_cleared

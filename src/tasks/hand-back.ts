@@ -3,12 +3,14 @@
  * holds the lock. Any number of hand-backs are served by one transaction whose writes are one
  * statement (the funnel); an item that is refused changes nothing.
  */
-import type { Tx } from '../db/tx.js';
+import { sql } from 'kysely';
+import type { Tx, Units } from '../db/tx.js';
 import { Refusal, refused, type Outcome } from '../lib/errors.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
 import { applyChanges } from './funnel.js';
 import { handedBack, type HandBackChange, type HandBackInput } from './changes.js';
 import type { HandBackAction, Queue } from './state-machine.js';
+import type { RecentTakes } from './recent-takes.js';
 import { existingTaskIds, lockTasksWithin, selectTasks, type LockedTaskRow, type ReadMode, type ReadTaskRow } from './store.js';
 
 /**
@@ -98,7 +100,37 @@ export async function handBackAs(
   mode: ReadMode,
   known?: Map<number, ReadTaskRow>,
 ): Promise<(Outcome<HandedBack> | null)[]> {
-  if (items.length === 0) return [];
+  const { results, changes } = await prepareHandBacks(tx, items, mode, known);
+  const { skipped } = await applyChanges(tx, changes);
+  return withSkipped(items, results, skipped);
+}
+
+/** The results with the items of skipped optimistic changes answered null (hand them back again). */
+export function withSkipped(
+  items: HandBackItem[],
+  results: (Outcome<HandedBack> | null)[],
+  skipped: number[],
+): (Outcome<HandedBack> | null)[] {
+  if (skipped.length) {
+    const again = new Set(skipped);
+    items.forEach((item, i) => {
+      if (again.has(item.taskId)) results[i] = null;
+    });
+  }
+  return results;
+}
+
+/**
+ * handBackAs up to the write: each item's answer (null: hand it back again, as handBackAs says)
+ * and the changes to write, one per task, with the answers valid once they are written.
+ */
+export async function prepareHandBacks(
+  tx: Tx,
+  items: HandBackItem[],
+  mode: ReadMode,
+  known?: Map<number, ReadTaskRow>,
+): Promise<{ results: (Outcome<HandedBack> | null)[]; changes: HandBackChange[] }> {
+  if (items.length === 0) return { results: [], changes: [] };
   const tenantId = items[0].caller.tenantId;
   const ids = [...new Set(items.map((i) => i.taskId).filter(validId))];
   // rows this server process took for this tenant (another tenant's id is read, and not found)
@@ -189,12 +221,54 @@ export async function handBackAs(
     const message = note ? `Task ${row.id}: ${note}` : `Task ${row.id} ${PAST_TENSE[item.action]}`;
     results.push({ ok: true, value: { taskId: row.id, queue: after.queue, error: after.error, message } });
   }
-  const { skipped } = await applyChanges(tx, [...changes.values()]);
-  if (skipped.length) {
-    const again = new Set(skipped);
-    items.forEach((item, i) => {
-      if (again.has(item.taskId)) results[i] = null;
+  return { results, changes: [...changes.values()] };
+}
+
+/**
+ * How long a hand-back waits for a lock it cannot skip (the process's run row, held by another
+ * transaction) before its items are answered `task_busy`. Task rows are waited for a shorter
+ * moment (hand-back.ts, HAND_BACK_ROW_WAIT_MS).
+ */
+export const HAND_BACK_LOCK_TIMEOUT_MS = 2000;
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Hands back a batch of one tenant: first as one optimistic autocommitted statement (rows read
+ * without a lock, written only if unchanged and free: funnel.ts); the items it skipped (a row
+ * changed or held meanwhile, a later item on a task an earlier one changed) once more the same
+ * way with the rows read as they are now, so a refusal still takes no row lock; what is left, in
+ * a transaction that locks the free rows, waits a moment for the held ones (a statement in
+ * flight) and answers those still held `task_busy`, so one stuck row never stalls the tenant's
+ * others.
+ */
+export async function handBackBatch(units: Units, items: HandBackItem[], recent?: RecentTakes): Promise<Outcome<HandedBack>[]> {
+  const known = recent?.take(items.map((i) => i.taskId));
+  const results = await units.autocommit((tx) => handBackAs(tx, items, 'version', known));
+  const pending = () => results.flatMap((r, i) => (r === null ? [i] : []));
+  let left = pending();
+  if (left.length === 0) return results as Outcome<HandedBack>[];
+  const fresh = await units.autocommit((tx) =>
+    handBackAs(
+      tx,
+      left.map((i) => items[i]),
+      'version',
+    ),
+  );
+  left.forEach((i, j) => (results[i] = fresh[j]));
+  left = pending();
+  if (left.length === 0) return results as Outcome<HandedBack>[];
+  const again = left.map((i) => items[i]);
+  let locked: Outcome<HandedBack>[];
+  try {
+    locked = await units.transaction(async (tx) => {
+      await sql`SET LOCAL lock_timeout = ${sql.lit(`${HAND_BACK_LOCK_TIMEOUT_MS}ms`)}`.execute(tx.db);
+      return (await handBackAs(tx, again, 'lock-free')) as Outcome<HandedBack>[];
     });
+  } catch (err) {
+    if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+    locked = busyOutcomes(again);
   }
-  return results;
+  left.forEach((i, j) => (results[i] = locked[j]));
+  return results as Outcome<HandedBack>[];
 }

@@ -7,8 +7,7 @@
  */
 import type { ChangeNotifier } from '../lib/notifier.js';
 import type { ProcessDef } from '../processes/store.js';
-import type { ReadTaskRow } from './store.js';
-import type { TakenRow } from './take.js';
+import type { ReadTaskRow, TaskRow } from './store.js';
 
 /** Bounds the memory: about 1 KB per entry. */
 const MAX_ENTRIES = 10_000;
@@ -23,7 +22,7 @@ export class RecentTakes {
     });
   }
 
-  remember(proc: ProcessDef, taken: TakenRow[]): void {
+  remember(proc: ProcessDef, taken: (TaskRow & { version: string })[]): void {
     for (const row of taken) {
       if (this.rows.size >= MAX_ENTRIES) this.rows.delete(this.rows.keys().next().value!);
       this.rows.set(row.id, {

@@ -9,9 +9,13 @@ import type { Tx, Units } from '../db/tx.js';
 import type { Caller } from '../lib/caller.js';
 import { clearFailure, type ProcessDef } from '../processes/store.js';
 import { activitySlack, closeIdleRun, closeOpenRun } from '../runs/store.js';
-import { closedReason, type DummyReason } from './gate.js';
 import { withDerivedWrites, publishChanges } from './funnel.js';
 import { takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
+import type { Outcome } from '../lib/errors.js';
+import { closedReason, isBlockedDay, type DummyReason } from './gate.js';
+import { handBackBatch, prepareHandBacks, withSkipped, type HandBackItem, type HandedBack } from './hand-back.js';
+import { handBackAndTake, type CombinedSlot } from './combined.js';
+import type { RecentTakes } from './recent-takes.js';
 
 export interface TakeRequest {
   /** a Mate (takes lock tasks for Mates only) */
@@ -24,6 +28,18 @@ export interface TakeRequest {
 export type TakenRow = TaskRow & { version: string };
 
 export type TakeResult = { tasks: TakenRow[]; runId: number } | { empty: DummyReason; message: string };
+
+/**
+ * A combined call's answer: its hand-back's, and the next task when the hand-back was done (null
+ * when it was refused; `failed` when the hand-back committed and the take after it failed).
+ */
+/** One request of a process's batch: a take, or a combined call's hand-back (its `takeNext` is the process). */
+export type ProcessWork = { take: TakeRequest } | { handBack: HandBackItem };
+
+export interface CombinedAnswer {
+  handBack: Outcome<HandedBack>;
+  next: TakeResult | { failed: unknown } | null;
+}
 
 interface TakeSlot {
   mateId: number;
@@ -168,6 +184,148 @@ export class Takes {
       // callers come one by one)
       if (results.some((r) => 'empty' in r)) await closeOpenRun(tx.db, proc.tenantId, proc.id, now, 'emptyQueue');
       return results;
+    });
+  }
+
+  /**
+   * The work of one process's batch: takes (TakeNext, TakeMany) and combined calls (a hand-back of
+   * the tenant whose `takeNext` names `proc`: the hand-back, then, if it was done, the next task
+   * as TakeNext takes it). Written by one statement (combined.ts) when the takes need nothing that
+   * depends on the hand-backs' outcome or on another statement: no Retry among the hand-backs, a
+   * process that is open by its settings, not in the Failure state and not stopped by errors. Otherwise, and for a hand-back
+   * whose row changed since this server process took it, the hand-backs commit first and the takes
+   * follow them, as separate calls would. Answers in the order of `work`.
+   */
+  async forWork(units: Units, proc: ProcessDef, work: ProcessWork[], recent: RecentTakes): Promise<(TakeResult | CombinedAnswer)[]> {
+    if (work.every((w) => 'take' in w)) {
+      const results = await this.forCallers(
+        proc,
+        work.map((w) => (w as { take: TakeRequest }).take),
+      );
+      for (const r of results) if ('tasks' in r) recent.remember(proc, r.tasks);
+      return results;
+    }
+    const first = work[0];
+    const { now, timeZone } = ('take' in first ? first.take : first.handBack).caller;
+    // a Retry puts its task back in Ready, which a take in the same statement would not see
+    const retries = work.some((w) => 'handBack' in w && w.handBack.action === 'Retry');
+    if (retries || proc.failureAt || proc.stopOnErrors || !proc.tasksEnabled || !proc.gateOpen || isBlockedDay(proc, now, timeZone)) {
+      return this.oneAfterTheOther(units, proc, work, recent);
+    }
+    const items = work.flatMap((w) => ('handBack' in w ? [w.handBack] : []));
+    const key = `${proc.tenantId}:${proc.id}`;
+    const answers: (TakeResult | CombinedAnswer | null)[] = await this.units.autocommit(async (tx) => {
+      const last = this.runsTouched.get(key);
+      if (last === undefined || now.getTime() - last >= proc.runTimeoutSeconds * 1000) {
+        await closeIdleRun(tx.db, proc.tenantId, proc.id, now, proc.runTimeoutSeconds);
+      }
+      const known = recent.take(items.map((i) => i.taskId));
+      const { results, changes } = await prepareHandBacks(tx, items, 'version', known);
+      // the slots, in the order of the work: a take's count of them, a hand-back's one if it may be done
+      const slots: CombinedSlot[] = [];
+      const slotsOf: number[][] = [];
+      const resultOf: ((typeof results)[number] | undefined)[] = [];
+      let k = 0;
+      for (const w of work) {
+        const mine: number[] = [];
+        slotsOf.push(mine);
+        const caller = 'take' in w ? w.take.caller : w.handBack.caller;
+        const slot = (afterTaskId: number | null) => {
+          slots.push({ afterTaskId, mateId: caller.actor.id!, mateName: caller.actor.name, requestId: caller.requestId });
+          mine.push(slots.length);
+        };
+        if ('take' in w) {
+          for (let c = 0; c < w.take.count; c++) slot(null);
+          resultOf.push(undefined);
+        } else {
+          const r = results[k++];
+          resultOf.push(r);
+          if (r?.ok) slot(w.handBack.taskId);
+        }
+      }
+      const until = new Date(now.getTime() + proc.lockTimeoutSeconds * 1000);
+      const { written, taken } = await handBackAndTake(tx, proc, changes, slots, now, until);
+      const final = withSkipped(
+        items,
+        results,
+        changes.filter((c) => !written.has(c.after.id)).map((c) => c.after.id),
+      );
+      if (taken.length) {
+        this.runsTouched.set(key, now.getTime());
+        recent.remember(
+          proc,
+          taken.map(({ slotIndex: _slot, ...row }) => row),
+        );
+      }
+      const bySlot = new Map(taken.map(({ slotIndex, ...row }) => [slotIndex, row]));
+      const emptyQueue: TakeResult = { empty: 'queue_empty', message: 'No task is ready' };
+      let empty = false;
+      k = 0;
+      const out = work.map((w, i): TakeResult | CombinedAnswer | null => {
+        const tasks = slotsOf[i].flatMap((s) => (bySlot.has(s) ? [bySlot.get(s)!] : []));
+        const next: TakeResult = tasks.length ? { tasks, runId: tasks[0].run_id! } : emptyQueue;
+        if ('take' in w) {
+          if (!tasks.length) empty = true;
+          return next;
+        }
+        const r = final[k++];
+        if (r === null) return null;
+        if (!r.ok) return { handBack: r, next: null };
+        if (!tasks.length) empty = true;
+        return { handBack: r, next };
+      });
+      // a caller left without a task: the queue is empty, so the run closes (the hand-backs committed)
+      if (empty) await closeOpenRun(tx.db, proc.tenantId, proc.id, now, 'emptyQueue');
+      return out;
+    });
+    const again = work.filter((_, i) => answers[i] === null);
+    if (again.length === 0) return answers as (TakeResult | CombinedAnswer)[];
+    const second = await this.oneAfterTheOther(units, proc, again, recent);
+    let j = 0;
+    return answers.map((a) => a ?? second[j++]);
+  }
+
+  /** The hand-backs committed first (hand-back.ts handBackBatch), then the takes, and one for each hand-back done. */
+  private async oneAfterTheOther(
+    units: Units,
+    proc: ProcessDef,
+    work: ProcessWork[],
+    recent: RecentTakes,
+  ): Promise<(TakeResult | CombinedAnswer)[]> {
+    const items = work.flatMap((w) => ('handBack' in w ? [w.handBack] : []));
+    const handed = items.length ? await handBackBatch(units, items, recent) : [];
+    let k = 0;
+    const requests: TakeRequest[] = [];
+    const plan = work.map((w) => {
+      if ('take' in w) {
+        requests.push(w.take);
+        return { handed: null, take: requests.length - 1 };
+      }
+      const h = handed[k++];
+      if (!h.ok) return { handed: h, take: -1 };
+      requests.push({ caller: w.handBack.caller, count: 1 });
+      return { handed: h, take: requests.length - 1 };
+    });
+    let takes: (TakeResult | { failed: unknown })[];
+    try {
+      takes = requests.length ? await this.forCallers(proc, requests) : [];
+      recent.remember(
+        proc,
+        takes.flatMap((t) => ('tasks' in t ? t.tasks : [])),
+      );
+    } catch (err) {
+      // only takes: the error is theirs
+      if (!items.length) throw err;
+      // the hand-backs committed: their answers stand, the take is answered as failed
+      takes = requests.map(() => ({ failed: err }));
+    }
+    return plan.map((p): TakeResult | CombinedAnswer => {
+      if (p.handed === null) {
+        const t = takes[p.take];
+        if ('failed' in t) throw t.failed;
+        return t;
+      }
+      return { handBack: p.handed, next: p.take < 0 ? null : takes[p.take] };
     });
   }
 }

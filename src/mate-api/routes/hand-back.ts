@@ -12,6 +12,7 @@ import { extendLock, updateTask } from '../../tasks/update.js';
 import type { HandBackAction } from '../../tasks/state-machine.js';
 import { dummyTask, response, taskObject } from '../answers.js';
 import type { ProcessDef } from '../../processes/store.js';
+import type { TakeResult } from '../../tasks/take.js';
 import { ACTIONS, isJsonObject, readAction, requireId, type Body } from '../readers.js';
 import { mateRoute, NO_EXTRA_KEYS, S, withProperties, type Ctx, type MateRoute } from '../route.js';
 
@@ -61,28 +62,33 @@ const handBackRoute = (name: string, action: HandBackAction): MateRoute =>
       const nextKey = readTakeNext(ctx.body);
       // the process before the state (docs/mate-api.md §5): an unknown one hands nothing back
       const proc = nextKey === null ? null : await ctx.process(nextKey);
+      if (proc) {
+        const { handBack, next } = await ctx.services.batchers.handBackAndTake(proc, item);
+        if (!handBack.ok) return ctx.refused(handBack.refusal);
+        return response(ctx.req, handBack.value.message, {
+          queue: handBack.value.queue,
+          error: handBack.value.error,
+          next: nextTask(ctx, proc, next!),
+        });
+      }
       const r = await ctx.services.batchers.handBack(item);
       if (!r.ok) return ctx.refused(r.refusal);
-      const extra: Record<string, unknown> = { queue: r.value.queue, error: r.value.error };
-      if (proc) extra.next = await takeNextAfter(ctx, proc);
-      return response(ctx.req, r.value.message, extra);
+      return response(ctx.req, r.value.message, { queue: r.value.queue, error: r.value.error });
     },
   });
 
 /**
- * The combined call's take, after its hand-back committed: exactly TakeNext's. A failure here
- * cannot undo the hand-back, so it is answered in `next` (a dummy task with code `unavailable`),
- * never as a failure of the whole call.
+ * The combined call's next task: exactly TakeNext's. A take that failed after its hand-back
+ * committed cannot undo the hand-back, so it is answered in `next` (a dummy task with code
+ * `unavailable`), never as a failure of the whole call.
  */
-async function takeNextAfter(ctx: Ctx, proc: ProcessDef): Promise<Record<string, unknown>> {
-  try {
-    const t = await ctx.services.batchers.take(proc, { caller: ctx.caller, count: 1 });
-    if ('empty' in t) return dummyTask(proc.processKey, t.empty, t.message, ctx.req.id);
-    return taskObject(t.tasks[0], proc, ctx.caller.timeZone);
-  } catch (err) {
-    ctx.req.log.error({ err }, 'combined call: the hand-back committed, the take failed');
+function nextTask(ctx: Ctx, proc: ProcessDef, t: TakeResult | { failed: unknown }): Record<string, unknown> {
+  if ('failed' in t) {
+    ctx.req.log.error({ err: t.failed }, 'combined call: the hand-back committed, the take failed');
     return dummyTask(proc.processKey, 'unavailable', 'The task was handed back; taking the next one failed: call TakeNext', ctx.req.id);
   }
+  if ('empty' in t) return dummyTask(proc.processKey, t.empty, t.message, ctx.req.id);
+  return taskObject(t.tasks[0], proc, ctx.caller.timeZone);
 }
 
 /** A Return item as a hand-back, or the refusal that makes it fail alone (docs/mate-api.md §7.13). */
