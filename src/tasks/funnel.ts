@@ -28,7 +28,6 @@ import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
-import { permuteId } from '../lib/opaque-id.js';
 import { historyFromChanges, commentsFromChanges } from '../history/store.js';
 import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
 import { runCountsFromChanges } from '../runs/store.js';
@@ -303,19 +302,21 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
 }
 
 /**
- * Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input
- * order): the tasks counter through the id permutation (migration 0002), which reveals nothing of
- * other tenants' creates: qm_opaque_id(n, 'tasks'), permuted here (src/lib/opaque-id.ts) with the
- * key read once for the batch.
+ * Draws ids for tasks of the tenant about to be created, in ascending order (a batch's ids follow
+ * its input order): random (qm_random_id(), migration 0013), so an id reveals nothing of other
+ * tenants' creates and needs no counter shared between tenants or nodes. One statement draws a
+ * few more candidates than needed and keeps those the tenant has not used, each once; in the
+ * rare case that too many of them were taken (a tenant holds millions of the 2^52 ids), it draws
+ * again for the rest.
  */
-export async function drawTaskIds(tx: Tx, count: number): Promise<number[]> {
-  if (count === 0) return [];
-  const { rows } = await sql<{
-    key: string;
-    ns: number[];
-  }>`SELECT (SELECT key FROM id_secret) AS key, ARRAY(SELECT nextval(pg_get_serial_sequence('tasks', 'id')) FROM generate_series(1, ${count})) AS ns`.execute(
-    tx.db,
-  );
-  const key = `${rows[0].key}:tasks`;
-  return rows[0].ns.map((n) => permuteId(Number(n), key)).sort((a, b) => a - b);
+export async function drawTaskIds(tx: Tx, tenantId: number, count: number): Promise<number[]> {
+  const ids = new Set<number>();
+  while (ids.size < count) {
+    const want = count - ids.size;
+    const { rows } = await sql<{ ids: number[] }>`${sql.raw(PREPARED)}
+      SELECT ARRAY(SELECT DISTINCT c.id FROM (SELECT qm_random_id() AS id FROM generate_series(1, ${want}::int + 2)) c
+        WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = ${tenantId} AND t.id = c.id)) AS ids`.execute(tx.db);
+    for (const id of rows[0].ids) if (ids.size < count) ids.add(Number(id));
+  }
+  return [...ids].sort((a, b) => a - b);
 }
