@@ -18,8 +18,8 @@ export interface RunRow {
  * share of the 2^52 ids; the insert would then fail on its NOT NULL id rather than reuse one.
  */
 export function newRunId(tenantId: number): RawBuilder<number> {
-  return sql<number>`(SELECT c.id FROM (VALUES (qm_random_id()), (qm_random_id()), (qm_random_id())) AS c(id)
-    WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.tenant_id = ${tenantId} AND r.id = c.id) LIMIT 1)`;
+  return sql<number>`(SELECT c.id FROM (VALUES (1, qm_random_id()), (2, qm_random_id()), (3, qm_random_id())) AS c(n, id)
+    WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.tenant_id = ${tenantId} AND r.id = c.id) ORDER BY c.n LIMIT 1)`;
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * Does a statement say which tenant it concerns? (test/tenant-statements.test.ts) A statement that
  * reads or writes a tenant table must name the tenant: its tenant_id compared with a value (a
- * parameter, a literal, ANY of a parameter, a subquery), or, for an INSERT … VALUES, tenant_id among
+ * parameter, a literal, ANY of a parameter), or, for an INSERT … VALUES, tenant_id among
  * the columns it writes. On Citus that condition is what routes the statement to the one node
  * holding the tenant's rows (docs/deployment.md). A join on tenant_id alone (a.tenant_id =
- * b.tenant_id) does not count: it keeps rows of one tenant together without choosing which.
+ * b.tenant_id) does not count: it keeps rows of one tenant together without choosing which; nor
+ * does a tenant computed by a subquery (Citus cannot route by a value it does not see).
  *
  * This reads the text, not a parse tree: it finds the tables after FROM, JOIN, UPDATE and INTO, and
  * a tenant condition anywhere in the statement. A statement with two tenant tables and a condition
@@ -31,7 +32,7 @@ export function tenantTablesOf(statement: string, tenantTables: ReadonlySet<stri
   return [...found];
 }
 
-const VALUE = String.raw`(?:\$\d+|\d+|\(\s*select\b)`;
+const VALUE = String.raw`(?:\$\d+|\d+)\b`;
 /** tenant_id (of any alias) = a value, = ANY(a value), IN (values) */
 const TENANT_CONDITION = new RegExp(
   String.raw`(?:^|[^a-z0-9_.])(?:[a-z_][a-z0-9_]*\.)?tenant_id\s*(?:=\s*(?:any\s*\(\s*)?${VALUE}|in\s*\(\s*${VALUE})`,
