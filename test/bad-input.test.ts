@@ -9,6 +9,7 @@ import { testApp, updateSettings, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate, getToken } from './helpers/mate.js';
 import { snapshot } from './helpers/snapshot.js';
+import { queueIds, randomId } from './helpers/ids.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
@@ -483,18 +484,12 @@ test('a task not locked by the caller, a Solved task, a nonexistent one → 200 
 
 test("another tenant's task id → 200 task_not_found, the same answer as a nonexistent id", async () => {
   const before = await snapshot(t.store.db, otherTenant.tenantId);
-  // the id the next task will get: ask for it while it does not exist, then once it is the other tenant's
-  // (ids are the counter through a permutation, migration 0002: the counter is put back)
-  const { rows } = await sql<{
-    id: string;
-    n: string;
-  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence('tasks', 'id')), 'tasks') AS id, currval(pg_get_serial_sequence('tasks', 'id')) AS n`.execute(
-    t.store.db,
-  );
-  const next = Number(rows[0].id);
-  await sql`SELECT setval(pg_get_serial_sequence('tasks', 'id'), ${Number(rows[0].n)}, false)`.execute(t.store.db);
+  // an id no task has: ask for it while it does not exist, then once it is the other tenant's (the
+  // next random id drawn is made this one: test/helpers/ids.ts)
+  const next = randomId();
   const ask = () => raw('POST', '/api/Solved', json(JSON.stringify({ taskId: next, reason: 'mine now' })));
   const missing = await ask();
+  await queueIds(t.store.db, [next]);
   const theirs = await mateB.create('OtherKey', { coreSystemKey: 'theirs too' });
   assert.equal(theirs, next);
   const after1 = await snapshot(t.store.db, otherTenant.tenantId);

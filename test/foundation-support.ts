@@ -157,7 +157,6 @@ export async function deadPid(): Promise<number> {
 export const EXPECTED_TABLES: readonly string[] = [
   'audit_log',
   'bulk_jobs',
-  'id_secret',
   'idempotency_keys',
   'kpi_events',
   'mates',

@@ -11,6 +11,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { asPerson, asSession, personWithToken, signIn, USER_PASSWORD, type TestPerson } from './helpers/people.js';
 import { ensureDemo } from '../src/setup/demo.js';
 import { setUserDisabled } from '../src/accounts/service.js';
+import { randomSecret, sha256 } from '../src/lib/secrets.js';
 
 let t: TestApp;
 let a: SeededTenant;
@@ -158,7 +159,8 @@ test('personal access tokens: created once with name and expiry, listed without 
   });
   assert.equal(created.statusCode, 201, created.body);
   const tok = created.json();
-  assert.match(tok.token, /^qmp_[A-Za-z0-9_-]{43}$/);
+  // the token names its tenant (base 36), then 256 random bits
+  assert.match(tok.token, new RegExp(`^qmp_${a.tenantId.toString(36)}_[A-Za-z0-9_-]{43}$`));
   const list = await asPerson(t.app, { token: tok.token }, { method: 'GET', url: '/v1/me/tokens' });
   assert.equal(list.statusCode, 200);
   const listed = list.json().items.find((x: any) => x.id === tok.id);
@@ -195,6 +197,97 @@ test('personal access tokens: created once with name and expiry, listed without 
   assert.equal((await asPerson(t.app, second, { method: 'GET', url: '/v1/session' })).statusCode, 401);
   const delAgain = await asPerson(t.app, agent, { method: 'DELETE', url: `/v1/me/tokens/${second.id}` });
   assert.equal(delAgain.statusCode, 404);
+});
+
+test('a token is found by its tenant and hash: another tenant named, a non-canonical tenant, or no row of that tenant → 401', async () => {
+  const b = await seedTenant(t.store, 'beta-tokens');
+  const created = await asPerson(t.app, agent, {
+    method: 'POST',
+    url: '/v1/me/tokens',
+    payload: { name: 'tenant-bound', expiresAt: '2026-12-01T00:00:00Z' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const tok: string = created.json().token;
+  const secret = tok.slice(`qmp_${a.tenantId.toString(36)}_`.length);
+  assert.equal((await asPerson(t.app, { token: tok }, { method: 'GET', url: '/v1/session' })).statusCode, 200);
+  // the same secret naming another tenant, or A's id written with a leading zero: not A's token
+  for (const forged of [
+    `qmp_${b.tenantId.toString(36)}_${secret}`,
+    `qmp_0${a.tenantId.toString(36)}_${secret}`,
+    `qmp_zzzzzzzzzzzz_${secret}`,
+  ]) {
+    const res = await asPerson(t.app, { token: forged }, { method: 'GET', url: '/v1/session' });
+    assert.equal(res.statusCode, 401, forged);
+    assert.equal(res.json().code, 'unauthenticated');
+  }
+  // a session cookie names its tenant too
+  const s = await signIn(t.app, 'acme', 'alice');
+  assert.match(s.cookie, new RegExp(`^qm_session=${a.tenantId.toString(36)}_[A-Za-z0-9_-]{43}$`));
+});
+
+test('tokens issued before tokens named their tenant (legacy rows) keep working by hash alone; a new row is never found that way', async () => {
+  const user = await t.store.db
+    .selectFrom('users')
+    .select('id')
+    .where('tenant_id', '=', a.tenantId)
+    .where('username', '=', 'alice')
+    .executeTakeFirstOrThrow();
+  const legacyPat = `qmp_${randomSecret()}`;
+  const legacySession = randomSecret();
+  const now = clock.now();
+  await t.store.db
+    .insertInto('user_tokens')
+    .values([
+      {
+        tenant_id: a.tenantId,
+        user_id: user.id,
+        kind: 'personal',
+        name: 'old script',
+        token_hash: sha256(legacyPat),
+        expires_at: new Date(now.getTime() + 86_400_000),
+        created_at: now,
+        legacy: true,
+      },
+      {
+        tenant_id: a.tenantId,
+        user_id: user.id,
+        kind: 'session',
+        token_hash: sha256(legacySession),
+        expires_at: new Date(now.getTime() + 3_600_000),
+        created_at: now,
+        legacy: true,
+      },
+    ])
+    .execute();
+  const viaPat = await asPerson(t.app, { token: legacyPat }, { method: 'GET', url: '/v1/session' });
+  assert.equal(viaPat.statusCode, 200, viaPat.body);
+  assert.equal(viaPat.json().user.username, 'alice');
+  const viaCookie = await t.app.inject({ method: 'GET', url: '/v1/session', headers: { cookie: `qm_session=${legacySession}` } });
+  assert.equal(viaCookie.statusCode, 200, viaCookie.body);
+  // a legacy-shaped token whose row is not marked legacy is not found (only old rows are looked up by hash alone)
+  const unmarked = `qmp_${randomSecret()}`;
+  await t.store.db
+    .insertInto('user_tokens')
+    .values({
+      tenant_id: a.tenantId,
+      user_id: user.id,
+      kind: 'personal',
+      name: 'unmarked',
+      token_hash: sha256(unmarked),
+      expires_at: new Date(now.getTime() + 86_400_000),
+      created_at: now,
+    })
+    .execute();
+  assert.equal((await asPerson(t.app, { token: unmarked }, { method: 'GET', url: '/v1/session' })).statusCode, 401);
+  // and a legacy token is revoked like any other
+  const legacyRow = await t.store.db
+    .selectFrom('user_tokens')
+    .select('id')
+    .where('tenant_id', '=', a.tenantId)
+    .where('name', '=', 'old script')
+    .executeTakeFirstOrThrow();
+  assert.equal((await asPerson(t.app, agent, { method: 'DELETE', url: `/v1/me/tokens/${legacyRow.id}` })).statusCode, 204);
+  assert.equal((await asPerson(t.app, { token: legacyPat }, { method: 'GET', url: '/v1/session' })).statusCode, 401);
 });
 
 test("a Mate's token is refused on /v1, and a person's token and cookie are refused on the Mate API", async () => {

@@ -11,6 +11,7 @@ import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { snapshot } from './helpers/snapshot.js';
+import { queueIds, randomId } from './helpers/ids.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import { signClaims, CUSTOMER_KEY_CLAIM, USER_TYPE_CLAIM } from '../src/auth/tokens.js';
@@ -113,19 +114,6 @@ let targetA: Target;
 /** tenant B's answers for targetA's key and ids while they did not exist yet: requestId stripped */
 const baseline = new Map<string, string>();
 
-async function reserveId(table: 'tasks' | 'runs'): Promise<number> {
-  // ids are the counter through a permutation (migration 0002): the counter is put back
-  const { rows } = await sql<{
-    id: string;
-    n: string;
-  }>`SELECT qm_opaque_id(nextval(pg_get_serial_sequence(${table}, 'id')), ${table}) AS id, currval(pg_get_serial_sequence(${table}, 'id')) AS n`.execute(
-    t.store.db,
-  );
-  const id = Number(rows[0].id);
-  await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), ${Number(rows[0].n)}, false)`.execute(t.store.db);
-  return id;
-}
-
 async function send(token: string | null, prefix: string, c: RouteCase, x: Target) {
   const body = c.body?.(x);
   const res = await t.app.inject({
@@ -149,14 +137,17 @@ before(async () => {
   mateA = await Mate.signIn(t.app, tenantA);
   mateB = await Mate.signIn(t.app, tenantB);
   // B's answers naming a key, a task and a run that exist nowhere yet…
-  targetA = { pk: 'SecretA', taskId: await reserveId('tasks'), runId: await reserveId('runs') };
+  // (ids are random: the ones A's task and run will get are chosen here, test/helpers/ids.ts)
+  targetA = { pk: 'SecretA', taskId: randomId(), runId: randomId() };
   for (const prefix of PREFIXES) {
     for (const [name, c] of Object.entries(ROUTES)) baseline.set(prefix + name, strip(await send(mateB.token, prefix, c, targetA)));
   }
   // …which then become tenant A's
   await createProcess(t.store.db, tenantA.tenantId, { processKey: 'SecretA', fields: [{ name: 'coreSystemKey', type: 'text' }] });
+  await queueIds(t.store.db, [targetA.taskId]);
   assert.equal(await mateA.create('SecretA', { coreSystemKey: 'a-1' }), targetA.taskId);
   await mateA.create('SecretA', { coreSystemKey: 'a-2' });
+  await queueIds(t.store.db, [targetA.runId]);
   const taken = await mateA.takeNext('SecretA');
   assert.deepEqual([taken.taskId, taken.runId], [targetA.taskId, targetA.runId]);
   assert.equal((await mateA.post('/api/Failure', { processKey: 'SecretA', message: 'A failed' })).body.succeeded, true);

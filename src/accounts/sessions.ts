@@ -60,10 +60,42 @@ export function csrfTokenMatches(sessionToken: string, given: string | undefined
 }
 
 /**
+ * A token's tenant: personal access tokens are `qmp_<tenant>_<secret>` and session tokens
+ * `<tenant>_<secret>`, the tenant id in base 36 and the secret 256 random bits in base64url, so
+ * that a token is found by (tenant_id, token_hash), on the node of that tenant's rows, never by a
+ * lookup across tenants (docs/deployment.md, "Beyond one PostgreSQL: Citus").
+ */
+export function tokenFor(tenantId: number, kind: UserTokenKind, secret = randomSecret()): string {
+  return `${kind === 'personal' ? PAT_PREFIX : ''}${tenantId.toString(36)}_${secret}`;
+}
+
+const SECRET_CHARS = 43;
+const TENANT_TOKEN = new RegExp(`^([0-9a-z]{1,11})_[A-Za-z0-9_-]{${SECRET_CHARS}}$`);
+const LEGACY_TOKEN = new RegExp(`^[A-Za-z0-9_-]{${SECRET_CHARS}}$`);
+
+/**
+ * The tenant a token names (its part after `qmp_` for a personal one), 'legacy' for a token issued
+ * before tokens carried their tenant (the bare secret), null for anything else.
+ */
+export function tokenTenant(token: string, kind: UserTokenKind): number | 'legacy' | null {
+  const body = kind === 'personal' ? (token.startsWith(PAT_PREFIX) ? token.slice(PAT_PREFIX.length) : null) : token;
+  if (body === null) return null;
+  if (LEGACY_TOKEN.test(body)) return 'legacy';
+  const m = TENANT_TOKEN.exec(body);
+  if (!m) return null;
+  const id = parseInt(m[1], 36);
+  return Number.isSafeInteger(id) && id > 0 && id.toString(36) === m[1] ? id : null;
+}
+
+/**
  * Finds the live credential for a raw token: not revoked, not expired, its user enabled. One
- * query (the token's unique hash index). Null for anything else.
+ * query, by the tenant the token names and its hash (the unique (tenant_id, token_hash) index); a
+ * token issued before tokens named their tenant, by its hash among the legacy tokens. Null for
+ * anything else.
  */
 export async function authenticatePersonToken(db: Kysely<Database>, token: string, kind: UserTokenKind, now: Date): Promise<Person | null> {
+  const tenant = tokenTenant(token, kind);
+  if (tenant === null) return null;
   const hash = sha256(token);
   const row = await db
     .selectFrom('user_tokens as t')
@@ -86,6 +118,7 @@ export async function authenticatePersonToken(db: Kysely<Database>, token: strin
       'n.name as tenant_name',
       'n.time_zone',
     ])
+    .where((eb) => (tenant === 'legacy' ? eb('t.legacy', '=', true) : eb('t.tenant_id', '=', tenant)))
     .where('t.token_hash', '=', hash)
     .executeTakeFirst();
   // the row was found by its hash; the comparison in constant time is belt and braces
@@ -183,7 +216,7 @@ export async function signIn(deps: SignInDeps, input: SignInInput): Promise<Sign
   // a wrong password (or unknown user, or disabled) keeps the reserved failure
   if (!tenant || !user || !ok || user.disabled) throw new Refusal('invalid_credentials', INVALID_CREDENTIALS);
   await deps.throttle.release(reserved.granted);
-  const token = randomSecret();
+  const token = tokenFor(tenant.id, 'session');
   const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000);
   const row = await db
     .insertInto('user_tokens')
@@ -204,7 +237,7 @@ export async function signIn(deps: SignInDeps, input: SignInInput): Promise<Sign
 
 /** Opens a new session for a person already authenticated (after they changed their own password). */
 export async function openSession(tx: Tx, person: Person, now: Date): Promise<SignedIn> {
-  const token = randomSecret();
+  const token = tokenFor(person.tenant.id, 'session');
   const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_SECONDS * 1000);
   const row = await tx.db
     .insertInto('user_tokens')
@@ -288,7 +321,7 @@ export async function createPersonalToken(
   if (input.expiresAt.getTime() > now.getTime() + PAT_MAX_LIFETIME_DAYS * 86_400_000) {
     throw new Refusal('invalid_field', `expiresAt must be at most ${PAT_MAX_LIFETIME_DAYS} days ahead`);
   }
-  const token = PAT_PREFIX + randomSecret();
+  const token = tokenFor(tenantId, 'personal');
   const row = await db
     .insertInto('user_tokens')
     .values({

@@ -11,24 +11,27 @@ export interface ClientRecord {
   secrets: Array<{ version: number; hash: string }>;
 }
 
-/** One query whether or not the tenant exists, so both answers take about as long. */
+/**
+ * Two queries whether or not the tenant exists, so both answers take about as long: the tenant by
+ * its Client Id, then its secrets by its id (tenant 0, which never exists, when there is none), a
+ * statement that names its tenant (docs/deployment.md, "Beyond one PostgreSQL: Citus").
+ */
 export async function findClient(db: Kysely<Database>, clientId: string, now: Date): Promise<ClientRecord | null> {
   // no tenant has a Client Id PostgreSQL could not even compare (U+0000, a lone surrogate)
   if (!isStorableText(clientId)) return null;
-  const rows = await db
-    .selectFrom('tenants as t')
-    .leftJoin('tenant_api_secrets as s', (join) =>
-      join.onRef('s.tenant_id', '=', 't.id').on((eb) => eb.or([eb('s.expires_at', 'is', null), eb('s.expires_at', '>', now)])),
-    )
-    .select(['t.id', 't.client_id', 's.version', 's.secret_hash'])
-    .where('t.client_id', '=', normalizeClientId(clientId))
+  const tenant = await db
+    .selectFrom('tenants')
+    .select(['id', 'client_id'])
+    .where('client_id', '=', normalizeClientId(clientId))
+    .executeTakeFirst();
+  const secrets = await db
+    .selectFrom('tenant_api_secrets')
+    .select(['version', 'secret_hash'])
+    .where('tenant_id', '=', tenant?.id ?? 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .execute();
-  if (rows.length === 0) return null;
-  return {
-    tenantId: rows[0].id,
-    clientId: rows[0].client_id,
-    secrets: rows.filter((r) => r.version !== null && r.secret_hash !== null).map((r) => ({ version: r.version!, hash: r.secret_hash! })),
-  };
+  if (!tenant) return null;
+  return { tenantId: tenant.id, clientId: tenant.client_id, secrets: secrets.map((r) => ({ version: r.version, hash: r.secret_hash })) };
 }
 
 export interface MateRecord {

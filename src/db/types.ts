@@ -83,6 +83,8 @@ export interface UserTokensTable {
   last_used_at: Timestamp | null;
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** issued before tokens carried their tenant: found by hash alone (migration 0013) */
+  legacy: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface MatesTable {
@@ -113,12 +115,6 @@ export interface SignInFailuresTable {
   window_start: Timestamp;
   failures: ColumnType<number, number | undefined, number>;
   blocked_until: Timestamp | null;
-}
-
-/** The key of the task and run id permutation (migration 0002): one row, made once per database. */
-export interface IdSecretTable {
-  only_row: Generated<boolean>;
-  key: string;
 }
 
 export interface Calendar {
@@ -453,7 +449,6 @@ export interface Database {
   mates: MatesTable;
   signing_keys: SigningKeysTable;
   sign_in_failures: SignInFailuresTable;
-  id_secret: IdSecretTable;
   processes: ProcessesTable;
   process_fields: ProcessFieldsTable;
   process_rules: ProcessRulesTable;

@@ -3,8 +3,9 @@
  * reader, in their visible order, with their ids.
  *
  * An event is visible once its writing transaction (`xid`) is below the events horizon of the
- * reader's snapshot (qm_events_horizon(), migration 0008): the oldest transaction of this database
- * still running. Every transaction below it has ended, and any transaction that commits later has
+ * reader's snapshot for its tenant (qm_events_horizon(tenant), migrations 0008 and 0013): the
+ * oldest transaction still running on the node that holds the tenant's rows (on one PostgreSQL,
+ * the database). Every transaction below it has ended, and any transaction that commits later has
  * an xid at or above it. So readers order events by (xid, id) and never see one appear behind their
  * cursor. An event's id encodes that position: xid · 2^20 + its rank among the tenant's events of
  * that xid (1-based); a cursor decodes back to (xid, rank).
@@ -32,8 +33,10 @@ export function eventXid(id: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`((${id} >> ${sql.lit(RANK_BITS)})::text::xid8)`;
 }
 
-/** The visible-events watermark as an id: every event visible now has a smaller one. */
-export const WATERMARK_ID = sql<number>`(qm_events_horizon()::text::bigint << ${sql.lit(RANK_BITS)})`;
+/** The tenant's visible-events watermark as an id: every event of the tenant visible now has a smaller one. */
+export function watermarkIdOf(tenantId: RawBuilder<unknown> | number): RawBuilder<number> {
+  return sql<number>`(qm_events_horizon(${tenantId}::bigint)::text::bigint << ${sql.lit(RANK_BITS)})`;
+}
 
 /**
  * The events of outbox rows (a row alias `o`), one relation row per event: a row of task events
@@ -75,7 +78,7 @@ export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBu
     FROM (SELECT o.id, o.xid, o.type, o.payload, o.history_ids, o.tenant_id, o.created_at, ${eventCount(sql`o`)} AS n,
             sum(${eventCount(sql`o`)}) OVER (PARTITION BY o.xid ORDER BY o.id ROWS UNBOUNDED PRECEDING) - ${eventCount(sql`o`)} AS before
           FROM outbox_events o
-          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon()) r
+          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon(${tenantId}::bigint)) r
     CROSS JOIN LATERAL ${expandedEvents(sql`r`)}
     LEFT JOIN task_history h ON h.tenant_id = r.tenant_id AND h.id = u.history_id
     WHERE (r.xid > ${cx} OR r.before + r.n > ${cr}) AND (r.xid > ${cx} OR r.before + u.pos > ${cr}))`;
@@ -123,10 +126,11 @@ export function eventPayload(type: string, at: Date, stored: Record<string, unkn
 }
 
 /**
- * Where a reader starting now starts (any tenant): below every event not yet visible. An event
- * that committed behind a transaction still running is not visible yet, so it comes after.
+ * Where a reader of the tenant's events starting now starts: below every event of the tenant not
+ * yet visible. An event that committed behind a transaction still running is not visible yet, so
+ * it comes after.
  */
-export async function watermarkId(db: Kysely<Database>): Promise<number> {
-  const { rows } = await sql<{ id: string }>`SELECT ${WATERMARK_ID} AS id`.execute(db);
+export async function watermarkId(db: Kysely<Database>, tenantId: number): Promise<number> {
+  const { rows } = await sql<{ id: string }>`SELECT ${watermarkIdOf(tenantId)} AS id`.execute(db);
   return Number(rows[0].id);
 }

@@ -80,7 +80,7 @@ export function startStream(o: StreamOptions): () => void {
   heartbeat.unref();
   void (async () => {
     try {
-      cursor = o.lastEventId ?? (await watermarkId(o.db));
+      cursor = o.lastEventId ?? (await watermarkId(o.db, o.tenantId));
       ready = true;
     } catch (err) {
       o.onError(err);

@@ -10,6 +10,11 @@
  * previous horizon and this one: exactly the events that became visible meanwhile, each once. It
  * wakes this process's readers of those tenants; on PostgreSQL, when this process wrote, a
  * NOTIFY wakes the other processes' readers too.
+ *
+ * The look walks every tenant with one horizon, the database's: on one PostgreSQL that is every
+ * tenant's horizon (qm_events_horizon(tenant), migration 0013). Readers compare with their
+ * tenant's horizon themselves (store.ts), so the look only decides when they are woken
+ * (docs/deployment.md, "Beyond one PostgreSQL: Citus", says what changes on several nodes).
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';

@@ -9,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
 import { Refusal } from '../lib/errors.js';
 import { isNonPublicAddress } from '../lib/address-guard.js';
-import { WATERMARK_ID } from './store.js';
+import { watermarkIdOf } from './store.js';
 
 const EVENT_TYPE = /^(?:[a-z]+(?:_[a-z]+)*)\.(?:\*|[a-z]+(?:_[a-z]+)*)$/;
 
@@ -108,7 +108,7 @@ export async function createSubscription(
   const secret = newSigningSecret();
   const { rows } = await sql`INSERT INTO webhook_subscriptions (tenant_id, url, secret, event_types, enabled, description, cursor_seq)
     VALUES (${tenantId}, ${url}, ${secret}, ${types}::text[], ${input.enabled ?? true}, ${String(input.description ?? '').slice(0, 500)},
-      ${WATERMARK_ID})
+      ${watermarkIdOf(tenantId)})
     RETURNING ${SUBSCRIPTION_COLUMNS}`.execute(db);
   return { subscription: toSubscription(rows[0]), secret };
 }

@@ -55,7 +55,7 @@ export async function outboxBacklog(db: Kysely<Database>, now: Date): Promise<Ou
   const { rows } = await sql<{ held: number; held_since: Date | null; pending: number; oldest: Date | null }>`
     WITH held AS (
       SELECT o.created_at, o.n FROM tenants t CROSS JOIN LATERAL (
-        SELECT created_at, ${eventCount(sql`o`)} AS n FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon()) o
+        SELECT created_at, ${eventCount(sql`o`)} AS n FROM outbox_events o WHERE o.tenant_id = t.id AND o.xid >= qm_events_horizon(t.id)) o
     )
     -- a row of task events holds several (src/events/store.ts)
     SELECT (SELECT coalesce(sum(n), 0)::int FROM held) AS held, (SELECT min(created_at) FROM held) AS held_since,

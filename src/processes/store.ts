@@ -120,13 +120,13 @@ export function failureClearFromChanges(source: string): RawBuilder<unknown> {
 
 /**
  * Clears the Failure state of one process outside a task change (a run started or finished,
- * docs/mate-api.md §7): the same write as the funnel's, over a one-row relation.
+ * docs/mate-api.md §7): the funnel's write for one process, named by its tenant and id.
  */
 export async function clearFailure(tx: Tx, tenantId: number, processId: number): Promise<void> {
   const { rows } = await sql<{ tenant_id: number; process_id: number }>`${sql.raw(PREPARED)}
-    WITH one AS (SELECT ${tenantId}::bigint AS tenant_id, ${processId}::bigint AS process_id, true AS clears_failure),
-    cleared AS (${failureClearFromChanges('one')})
-    SELECT tenant_id, process_id FROM cleared`.execute(tx.db);
+    UPDATE processes SET failure_message = NULL, failure_at = NULL
+    WHERE tenant_id = ${tenantId} AND id = ${processId} AND failure_at IS NOT NULL
+    RETURNING tenant_id, id AS process_id`.execute(tx.db);
   for (const r of rows) tx.publish({ kind: 'process', tenantId: r.tenant_id, processId: r.process_id });
 }
 

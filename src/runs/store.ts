@@ -13,6 +13,16 @@ export interface RunRow {
 }
 
 /**
+ * The id of a new run of the tenant: random (qm_random_id(), migration 0013), the first of three
+ * candidates the tenant has not used. Three taken at once would take a tenant holding a sizeable
+ * share of the 2^52 ids; the insert would then fail on its NOT NULL id rather than reuse one.
+ */
+export function newRunId(tenantId: number): RawBuilder<number> {
+  return sql<number>`(SELECT c.id FROM (VALUES (1, qm_random_id()), (2, qm_random_id()), (3, qm_random_id())) AS c(n, id)
+    WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.tenant_id = ${tenantId} AND r.id = c.id) ORDER BY c.n LIMIT 1)`;
+}
+
+/**
  * Opens the process's run, or resumes the open one and adds the Mate to it. A run idle for longer
  * than the process's runTimeoutSeconds is closed first, so a new one starts.
  */
@@ -26,8 +36,8 @@ export async function openOrResumeRun(
 ): Promise<number> {
   await closeIdleRun(db, tenantId, processId, now, runTimeoutSeconds);
   const { rows } = await sql<{ id: number }>`
-    INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
-    VALUES (${tenantId}, ${processId}, ${now}, ${now}, ${mateIds}::bigint[])
+    INSERT INTO runs (tenant_id, id, process_id, started_at, last_activity_at, mate_ids)
+    VALUES (${tenantId}, ${newRunId(tenantId)}, ${processId}, ${now}, ${now}, ${mateIds}::bigint[])
     ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
     DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
       mate_ids = ARRAY(SELECT DISTINCT unnest(runs.mate_ids || EXCLUDED.mate_ids) ORDER BY 1)

@@ -116,7 +116,7 @@ export async function guardedWrite(tx: Tx, write: () => Promise<unknown>, rechec
 export async function createTasks(tx: Tx, caller: Caller, proc: ProcessDef, prepared: PreparedTask[], batch: boolean): Promise<TaskRow[]> {
   if (!proc.tasksEnabled) throw new Refusal('tasks_disabled', `Process ${proc.processKey} has no tasks`);
   await checkUniqueKeys(tx, caller, proc, prepared, batch);
-  const ids = await drawTaskIds(tx, prepared.length);
+  const ids = await drawTaskIds(tx, caller.tenantId, prepared.length);
   const changes = prepared.map((p, i) => created(caller, ids[i], p, null));
   // without a unique key no concurrent write can make this one fail (tasks_unique_key is the only
   // unique index it can meet), so it needs no savepoint: two round trips fewer per batch
@@ -157,7 +157,7 @@ export async function createAndTake(
   await checkUniqueKeys(tx, caller, proc, [prepared], false);
   const mateId = callerMateId(caller)!;
   const until = new Date(caller.now.getTime() + proc.lockTimeoutSeconds * 1000);
-  const [id] = await drawTaskIds(tx, 1);
+  const [id] = await drawTaskIds(tx, caller.tenantId, 1);
   let taken: { task: TaskRow; runId: number } | null = null;
   // the run is opened inside the guarded write: a create that loses a key race changes nothing
   await guardedWrite(

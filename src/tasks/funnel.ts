@@ -28,7 +28,6 @@ import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { PREPARED } from '../db/store.js';
 import type { Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
-import { permuteId } from '../lib/opaque-id.js';
 import { historyFromChanges, commentsFromChanges } from '../history/store.js';
 import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
 import { runCountsFromChanges } from '../runs/store.js';
@@ -217,7 +216,7 @@ function inputRow(c: TaskChange): unknown[] {
 // Its parameters are $1…$n, one array per INPUT_COLUMNS entry; it ends inside the WITH list, after
 // the change relation `changes` (and `updated`, the ids of the rows updated), so a statement can
 // go on with more CTEs (combined.ts: the next take in the same statement).
-export const APPLY_PARAMETERS = INPUT_COLUMNS.length;
+export const APPLY_PARAMETERS = INPUT_COLUMNS.length + 1;
 export const APPLY = (() => {
   const names = INPUT_COLUMNS.map(([n]) => n).join(', ');
   const unnest = INPUT_COLUMNS.map(([, t], i) => `$${i + 1}::${t}[]`).join(', ');
@@ -226,7 +225,9 @@ export const APPLY = (() => {
   -- the changed rows' keys as index conditions (tasks_pkey): joined with v alone, stale statistics
   -- (a new store filling fast) let the planner scan the whole table for a batch of a few rows. The
   -- update then reads by key; the version check (guarded) may still scan until they are fresh
-  keys AS (SELECT ARRAY(SELECT DISTINCT tenant_id FROM v) AS tenants, ARRAY(SELECT task_id FROM v) AS ids),
+  -- the batch's tenants are the last parameter: a value the statement names, not one it computes,
+  -- which is what routes it to the tenant's node under Citus (docs/deployment.md)
+  keys AS (SELECT ARRAY(SELECT task_id FROM v) AS ids),
   created AS (
     INSERT INTO tasks (tenant_id, id, process_id, queue, error, reason, data, unique_key, activation_date, deadline, urgent, queue_position,
       retry_count, locked_by_mate_id, locked_by_user_id, locked_until, expired_lock_mate_id, run_id, created_at, created_by_type, created_by_id, updated_at, deleted_at)
@@ -240,7 +241,7 @@ export const APPLY = (() => {
   guarded AS (
     SELECT t.tenant_id, t.id FROM tasks t JOIN v ON v.expected_version IS NOT NULL AND t.tenant_id = v.tenant_id AND t.id = v.task_id
     WHERE t.xmin::text = v.expected_version
-      AND t.tenant_id = ANY((SELECT tenants FROM keys)::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
+      AND t.tenant_id = ANY($${INPUT_COLUMNS.length + 1}::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
     FOR UPDATE OF t SKIP LOCKED
   ),
   updated AS (
@@ -252,7 +253,7 @@ export const APPLY = (() => {
       locked_until = v.locked_until, expired_lock_mate_id = v.expired_lock_mate_id, run_id = v.task_run_id,
       deleted_at = v.deleted_at, updated_at = v.at
     FROM v WHERE NOT v.is_new AND t.tenant_id = v.tenant_id AND t.id = v.task_id
-      AND t.tenant_id = ANY((SELECT tenants FROM keys)::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
+      AND t.tenant_id = ANY($${INPUT_COLUMNS.length + 1}::bigint[]) AND t.id = ANY((SELECT ids FROM keys)::bigint[])
       AND (v.expected_version IS NULL OR (v.tenant_id, v.task_id) IN (SELECT tenant_id, id FROM guarded))
     RETURNING t.id
   ),
@@ -265,7 +266,7 @@ export const APPLY = (() => {
   ),`);
 })();
 
-/** The parameters of APPLY for a batch of changes: one array per input column. */
+/** The parameters of APPLY for a batch of changes: one array per input column, then the batch's tenants. */
 export function applyParameters(changes: readonly TaskChange[]): unknown[][] {
   const seen = new Set<string>();
   for (const c of changes) {
@@ -274,7 +275,7 @@ export function applyParameters(changes: readonly TaskChange[]): unknown[][] {
     seen.add(k);
   }
   const rows = changes.map(inputRow);
-  return INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i]));
+  return [...INPUT_COLUMNS.map((_, i) => rows.map((r) => r[i])), [...new Set(changes.map((c) => c.after.tenant_id))]];
 }
 
 // The statement's text, compiled once (it has no parameters but the arrays).
@@ -294,8 +295,8 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
   ${withDerivedWrites('changes')}
   SELECT tenant_id, process_id, NULL::bigint AS updated_id FROM failures_cleared
   UNION ALL SELECT NULL, NULL, id FROM updated`.compile(tx.db);
-  // the statement's text has the arrays as $1…$n; Kysely's compile would number its own
-  // parameters, and this statement has none but the arrays
+  // the statement's text has the arrays as $1…$n and the tenants as $n+1; Kysely's compile would
+  // number its own parameters, and this statement has none but those
   const { rows: out } = await tx.db.executeQuery<{ tenant_id: number | null; process_id: number | null; updated_id: number | null }>({
     ...applyCompiled,
     parameters: arrays,
@@ -312,19 +313,22 @@ export async function applyChanges(tx: Tx, changes: readonly TaskChange[]): Prom
 }
 
 /**
- * Draws ids for tasks about to be created, in ascending order (a batch's ids follow its input
- * order): the tasks counter through the id permutation (migration 0002), which reveals nothing of
- * other tenants' creates: qm_opaque_id(n, 'tasks'), permuted here (src/lib/opaque-id.ts) with the
- * key read once for the batch.
+ * Draws ids for tasks of the tenant about to be created, in ascending order (a batch's ids follow
+ * its input order): random (qm_random_id(), migration 0013), so an id reveals nothing of other
+ * tenants' creates and needs no counter shared between tenants or nodes. One statement draws a
+ * few more candidates than needed and keeps, in the order drawn, those the tenant has not used,
+ * each once (OFFSET 0 keeps each candidate one draw, compared and answered alike); in the rare
+ * case that too many of them were taken (a tenant holds millions of the 2^52 ids), it draws again
+ * for the rest.
  */
-export async function drawTaskIds(tx: Tx, count: number): Promise<number[]> {
-  if (count === 0) return [];
-  const { rows } = await sql<{
-    key: string;
-    ns: number[];
-  }>`SELECT (SELECT key FROM id_secret) AS key, ARRAY(SELECT nextval(pg_get_serial_sequence('tasks', 'id')) FROM generate_series(1, ${count})) AS ns`.execute(
-    tx.db,
-  );
-  const key = `${rows[0].key}:tasks`;
-  return rows[0].ns.map((n) => permuteId(Number(n), key)).sort((a, b) => a - b);
+export async function drawTaskIds(tx: Tx, tenantId: number, count: number): Promise<number[]> {
+  const ids = new Set<number>();
+  while (ids.size < count) {
+    const want = count - ids.size;
+    const { rows } = await sql<{ ids: number[] }>`${sql.raw(PREPARED)}
+      SELECT ARRAY(SELECT c.id FROM (SELECT n, qm_random_id() AS id FROM generate_series(1, ${want}::int + 2) AS n OFFSET 0) c
+        WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.tenant_id = ${tenantId} AND t.id = c.id) ORDER BY c.n) AS ids`.execute(tx.db);
+    for (const id of rows[0].ids) if (ids.size < count) ids.add(Number(id));
+  }
+  return [...ids].sort((a, b) => a - b);
 }

@@ -8,7 +8,7 @@ import { PREPARED } from '../db/store.js';
 import type { Tx, Units } from '../db/tx.js';
 import type { Caller } from '../lib/caller.js';
 import { clearFailure, type ProcessDef } from '../processes/store.js';
-import { activitySlack, closeIdleRun, closeOpenRun } from '../runs/store.js';
+import { activitySlack, closeIdleRun, closeOpenRun, newRunId } from '../runs/store.js';
 import { withDerivedWrites, publishChanges } from './funnel.js';
 import { takeOrder, taskColumns, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 import type { Outcome } from '../lib/errors.js';
@@ -82,8 +82,8 @@ export async function takeTasks(
     -- slack (runs.ts ACTIVITY_SLACK): most takes leave it as it is (no new row version, none of
     -- its four index entries). The conflict still locks the run, so it is open until this commits.
     run AS (
-      INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
-      SELECT ${tenantId}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
+      INSERT INTO runs (tenant_id, id, process_id, started_at, last_activity_at, mate_ids)
+      SELECT ${tenantId}, ${newRunId(tenantId)}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
       WHERE EXISTS (SELECT 1 FROM picked)
       ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
       DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),

@@ -248,7 +248,8 @@ test(`${STORE_KIND}: 0012 turns task events written one row each into rows of ta
       VALUES (${tenant.id}, ${sub.rows[0].id}, ${eventId(3)}, ${rows[2].id}, 'pending', ${at}),
              (${tenant.id}, ${sub.rows[0].id}, ${eventId(2)}, ${rows[1].id}, 'delivered', ${at})`.execute(db.store.db);
 
-    assert.deepEqual((await migrate(db.store)).applied, ['0012_task_events_per_statement']);
+    // 0012 and whatever follows it (readers use the functions of the latest schema)
+    assert.equal((await migrate(db.store)).applied[0], '0012_task_events_per_statement');
     const evs = await readEvents(db.store.db, tenant.id, 0, 100);
     assert.deepEqual(
       evs.map((e) => [e.id, e.type, e.payload.taskId ?? null, e.payload.at]),
@@ -277,6 +278,64 @@ test(`${STORE_KIND}: 0012 turns task events written one row each into rows of ta
         [eventId(3), written[3]],
       ],
     );
+  } finally {
+    await db.close();
+  }
+});
+
+test(`${STORE_KIND}: 0013 keeps task ids and earlier tokens working (found by hash alone, marked legacy); new ids are random, new tokens name their tenant`, async () => {
+  const { sql } = await import('kysely');
+  const { createTenant } = await import('../../src/tenants/service.js');
+  const { createUser } = await import('../../src/accounts/service.js');
+  const { createProcess } = await import('../../src/processes/service.js');
+  const { authenticatePersonToken, createPersonalToken } = await import('../../src/accounts/sessions.js');
+  const { randomSecret, sha256 } = await import('../../src/lib/secrets.js');
+  const db = await emptyDatabase();
+  try {
+    await migrate(
+      db.store,
+      loadMigrations().filter((m) => m.version < 13),
+    );
+    const { tenant } = await createTenant(db.store.db, { clientId: 'mig13' });
+    const user = await createUser(db.store.db, tenant.id, { username: 'ann', password: 'a-long-enough-password', role: 'agent' });
+    const proc = await createProcess(db.store.db, tenant.id, { processKey: 'Work' });
+    const at = new Date('2026-02-01T08:00:00.000Z');
+    // as 0.1.0 wrote them: a task with a permuted counter id, a personal token that is the secret alone
+    const task = await sql<{ id: number }>`INSERT INTO tasks (tenant_id, process_id, queue, data, activation_date, queue_position,
+        created_at, created_by_type, updated_at)
+      VALUES (${tenant.id}, ${proc.id}, 'Ready', '{}'::jsonb, ${at}, ${at}, ${at}, 'system', ${at}) RETURNING id`.execute(db.store.db);
+    const oldId = Number(task.rows[0].id);
+    const oldToken = `qmp_${randomSecret()}`;
+    await db.store.db
+      .insertInto('user_tokens')
+      .values({ tenant_id: tenant.id, user_id: user.id, kind: 'personal', name: 'old', token_hash: sha256(oldToken), created_at: at })
+      .execute();
+
+    assert.equal((await migrate(db.store)).applied[0], '0013_tenant_keys');
+    const now = new Date('2026-02-02T08:00:00.000Z');
+    const person = await authenticatePersonToken(db.store.db, oldToken, 'personal', now);
+    assert.equal(person?.user.username, 'ann');
+    const rows = await db.store.db.selectFrom('user_tokens').select(['name', 'legacy']).where('tenant_id', '=', tenant.id).execute();
+    assert.deepEqual(rows, [{ name: 'old', legacy: true }]);
+    const fresh = await createPersonalToken(
+      db.store.db,
+      tenant.id,
+      user.id,
+      { name: 'new', expiresAt: new Date('2026-03-01T00:00:00Z') },
+      now,
+    );
+    assert.match(fresh.token, new RegExp(`^qmp_${tenant.id.toString(36)}_`));
+    assert.equal((await authenticatePersonToken(db.store.db, fresh.token, 'personal', now))?.user.username, 'ann');
+    // the old task keeps its id, and the counter and key behind it are gone
+    const ids = await sql<{ id: number }>`SELECT id FROM tasks WHERE tenant_id = ${tenant.id}`.execute(db.store.db);
+    assert.deepEqual(
+      ids.rows.map((r) => Number(r.id)),
+      [oldId],
+    );
+    const gone = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_class WHERE relname IN ('id_secret', 'tasks_id_counter', 'runs_id_counter')`.execute(db.store.db);
+    assert.equal(gone.rows[0].n, 0);
   } finally {
     await db.close();
   }
