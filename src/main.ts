@@ -6,6 +6,7 @@
  *   queuemate tenant create | user create | mate create | process create   scripting helpers
  */
 import { loadConfig, ConfigError, SETTINGS, type Config } from './config.js';
+import type { FastifyInstance } from 'fastify';
 import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
@@ -111,6 +112,8 @@ async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, op
     dataDir: config.dataDir,
     poolSize: 2,
     embeddedFsync: config.embeddedFsync === 'on',
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
   });
   try {
     if (opts.migrateFirst !== false) await migrate(store);
@@ -135,7 +138,56 @@ async function buildWebApp(): Promise<string | undefined> {
   });
 }
 
+/**
+ * `start --processes N` with N > 1: the primary migrates, makes the first-start demo and builds the
+ * web app once, then runs N server processes (src/cluster.ts), which each run start() below.
+ */
+async function startCluster(config: Config): Promise<void> {
+  if (!config.databaseUrl) {
+    throw new UsageError(
+      `--processes ${config.processes} needs PostgreSQL: the embedded store is one process's (it locks its data directory); set DATABASE_URL, or start with --processes 1`,
+    );
+  }
+  const [{ openStore }, { ensureDemo, formatDemoCredentials }, { superviseServers }] = await Promise.all([
+    loadStore(),
+    import('./setup/demo.js'),
+    import('./cluster.js'),
+  ]);
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    lockTimeoutMs: config.dbLockTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
+  });
+  let demo;
+  try {
+    await migrate(store);
+    demo = await ensureDemo(store);
+  } finally {
+    await store.close();
+  }
+  await buildWebApp();
+  superviseServers({
+    processes: config.processes,
+    shutdownTimeoutSeconds: config.shutdownTimeoutSeconds,
+    log: (line) => process.stderr.write(`queuemate: ${line}\n`),
+    onReady: (port) => {
+      const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+      if (demo) process.stdout.write(formatDemoCredentials(demo, publicUrl) + '\n');
+      process.stdout.write(
+        `Queuemate is listening on ${publicUrl} (store: PostgreSQL, ${store.location}; ${config.processes} server processes, primary PID ${process.pid})\n`,
+      );
+    },
+  });
+}
+
 async function start(config: Config): Promise<void> {
+  const { isServerProcessOfCluster } = await import('./cluster.js');
+  const inCluster = isServerProcessOfCluster();
+  if (config.processes > 1 && !inCluster) return startCluster(config);
   const { openStore } = await loadStore();
   const [{ createApp }, { ensureDemo, formatDemoCredentials }] = await Promise.all([import('./app.js'), import('./setup/demo.js')]);
   const store = await openStore({
@@ -145,14 +197,23 @@ async function start(config: Config): Promise<void> {
     embeddedFsync: config.embeddedFsync === 'on',
     lockTimeoutMs: config.dbLockTimeoutMs,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
   });
-  let app;
+  let app: FastifyInstance | undefined;
   try {
     await migrate(store);
     const demo = await ensureDemo(store);
     const webDist = await buildWebApp();
-    app = await createApp(config, { store, webDist });
+    let cluster;
+    if (inCluster) {
+      const { joinCluster } = await import('./cluster.js');
+      cluster = joinCluster(() => app!.services.metrics.registry);
+    }
+    app = await createApp(config, { store, webDist, cluster });
     await app.listen({ port: config.port, host: config.host });
+    // the primary says where the processes listen, once for all of them
+    if (inCluster) return void onSignals(config, app, store);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
@@ -166,6 +227,11 @@ async function start(config: Config): Promise<void> {
     throw err;
   }
 
+  onSignals(config, app, store);
+}
+
+/** SIGTERM and SIGINT stop the server: in-flight requests finish, then the store closes (docs/operations.md). */
+function onSignals(config: Config, app: FastifyInstance, store: Store): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
