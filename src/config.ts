@@ -234,7 +234,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 0,
     max: 600000,
     description:
-      'PostgreSQL: milliseconds a statement waits for a locked row before the request is answered 503 with Retry-After (0: wait without limit).',
+      "PostgreSQL: milliseconds a statement waits for a locked row before the request is answered 503 with Retry-After (0: Queuemate sets none and the database's own lock_timeout applies, none by default).",
   },
   {
     key: 'dbStatementTimeoutMs',
@@ -244,7 +244,8 @@ export const SETTINGS: readonly Setting[] = [
     default: 30000,
     min: 0,
     max: 3600000,
-    description: 'PostgreSQL: milliseconds a statement may run before it is cancelled and the request answered 503 (0: no limit).',
+    description:
+      "PostgreSQL: milliseconds a statement may run before it is cancelled and the request answered 503 (0: Queuemate sets none and the database's own statement_timeout applies, none by default).",
   },
   {
     key: 'shutdownTimeoutSeconds',
