@@ -246,7 +246,7 @@ test(
         base,
         mateToken,
         '/api/CreateTasks/Backlog',
-        Array.from({ length: 500 }, (_, j) => ({ coreSystemKey: `B-${i + j}` })),
+        Array.from({ length: Math.min(500, BACKLOG - i) }, (_, j) => ({ coreSystemKey: `B-${i + j}` })),
       );
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
