@@ -111,14 +111,16 @@ class FollowingStream {
   private stopped = false;
   private req: http.ClientRequest | null = null;
 
+  /** `first`: where it connects first; every reconnect goes to `url` */
   constructor(
     private readonly url: string,
     private readonly token: string,
+    first = url,
   ) {
-    this.connect();
+    this.connect(first);
   }
 
-  private connect(): void {
+  private connect(url = this.url): void {
     if (this.stopped) return;
     const last = this.events.at(-1)?.id;
     const headers: Record<string, string> = { accept: 'text/event-stream', authorization: `Bearer ${this.token}` };
@@ -131,7 +133,7 @@ class FollowingStream {
       this.reconnects++;
       setTimeout(() => this.connect(), 200);
     };
-    this.req = http.get(this.url, { headers }, (res) => {
+    this.req = http.get(url, { headers }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return retry();
@@ -220,7 +222,11 @@ test(
       }),
     );
 
+    const t0 = Date.now();
+    const phases: string[] = [];
+    const phase = (name: string) => phases.push(`${name} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     const servers = await Promise.all([startServer(store.url!), startServer(store.url!), startServer(store.url!)]);
+    phase('servers up');
     proxy = await RoundRobin.start();
     proxy.backends = servers.map((s) => s.port);
     const base = proxy.url;
@@ -250,7 +256,8 @@ test(
       );
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
-    stream = new FollowingStream(`${base}/v1/events`, admin.token);
+    // the stream starts on A, which is killed: it must reconnect (through the proxy) and miss nothing
+    stream = new FollowingStream(`${base}/v1/events`, admin.token, `${servers[0].base}/v1/events`);
     await sleep(500);
 
     const acknowledged = new Set<number>();
@@ -329,7 +336,9 @@ test(
 
     await producer;
     await Promise.all(mateRuns);
+    phase('Mates done');
     await restarted;
+    phase('A restarted');
 
     // the job: resumed by another process once A's lease ran out (60 s), and done once
     const jobDeadline = Date.now() + 240_000;
@@ -338,6 +347,7 @@ test(
       await sleep(500);
       job = await jobAt();
     }
+    phase('bulk job done');
     assert.equal(job.status, 'done', `the bulk job ended: ${JSON.stringify(job)}\n${stderr()}`);
     assert.equal(job.done, BACKLOG, JSON.stringify(job));
     const moves = await store.db
@@ -429,6 +439,7 @@ test(
         progressAt = Date.now();
       }
     }
+    phase('webhook caught up');
     const delivered = got();
     const firstDelivered = Math.min(...delivered);
     const missing = events.filter((e) => e.id >= firstDelivered && !delivered.has(e.id)).map((e) => e.id);
@@ -436,6 +447,7 @@ test(
     assert.ok(delivered.has(last), 'the last event reached the webhook');
 
     const s = stream!;
+    assert.ok(s.reconnects > 0, 'the stream on A reconnected');
     const streamDeadline = Date.now() + 60_000;
     while (s.events.at(-1)?.id !== last && Date.now() < streamDeadline) await sleep(200);
     const firstSeen = s.events[0].id;
@@ -449,7 +461,7 @@ test(
     process.stderr.write(
       `chaos: ${SECONDS} s, ${acknowledged.size} tasks, ${takes} takes, ${handedBack} hand-backs, ${expired} leases recovered, ` +
         `bulk job at the kill: ${JSON.stringify(atKill)}, ${events.length} events, ${receiver.received.length} webhook requests, ` +
-        `${s.reconnects} stream reconnects\n`,
+        `${s.reconnects} stream reconnects; ${phases.join(', ')}\n`,
     );
     // A's lease on the job was recovered by another process, or the job was done before the kill
     if (atKill.state === 'running') {
