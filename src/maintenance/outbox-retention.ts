@@ -36,7 +36,9 @@ export async function purgeOldEvents(
   }
   for (;;) {
     const r = await sql`DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
-        SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`.execute(db);
+        SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`.execute(
+      db,
+    );
     const n = Number(r.numAffectedRows ?? 0);
     deliveries += n;
     if (n < BATCH) break;
