@@ -81,27 +81,6 @@ test('bad configuration, bad usage and an unreachable database: one clear line, 
       /^queuemate: Invalid environment variable \(DATABASE_URL \/ --database-url\): expected a postgres:\/\/ URL, got mysql:\/\/$/,
     ],
     ['short token secret', ['start'], { QUEUEMATE_TOKEN_SECRET: 'short' }, 1, /QUEUEMATE_TOKEN_SECRET: must be at least 32 characters$/],
-    [
-      '--processes 2 on the embedded store',
-      ['start', '--processes', '2', '--data-dir', dir],
-      { DATABASE_URL: '' },
-      2,
-      /^queuemate: --processes 2 needs PostgreSQL: the embedded store is one process's \(it locks its data directory\); set DATABASE_URL, or start with --processes 1$/,
-    ],
-    [
-      '--processes 0',
-      ['start', '--processes', '0'],
-      {},
-      1,
-      /^queuemate: Invalid option \(QUEUEMATE_PROCESSES \/ --processes\): 0 is outside 1\.\.256$/,
-    ],
-    [
-      'QUEUEMATE_PROCESSES=many',
-      ['start'],
-      { QUEUEMATE_PROCESSES: 'many' },
-      1,
-      /^queuemate: Invalid environment variable \(QUEUEMATE_PROCESSES \/ --processes\): "many" is not a whole number or auto$/,
-    ],
     ['unknown flag', ['start', '--prot', '8080'], {}, 2, /^queuemate: Unknown option --prot$/],
     ['unknown flag without value', ['start', '--verbose'], {}, 2, /^queuemate: Unknown option --verbose$/],
     ['unknown command', ['serve'], {}, 2, /^queuemate: Unknown command "serve"\. Run "queuemate help"\.$/],
@@ -344,5 +323,40 @@ test(`${STORE_KIND}: tenant, Mate, user and process create print JSON; bad input
   } finally {
     await killAll();
     await target.close();
+  }
+});
+
+test('start --processes: refused on the embedded store and for bad values, in one clear line', async (t) => {
+  const dir = tempDir('qm-cli-processes-');
+  const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [
+    [
+      '--processes 2 on the embedded store',
+      ['start', '--processes', '2', '--data-dir', dir],
+      { DATABASE_URL: '' },
+      2,
+      /^queuemate: --processes 2 needs PostgreSQL: the embedded store is one process's \(it locks its data directory\); set DATABASE_URL, or start with --processes 1$/,
+    ],
+    [
+      '--processes 0',
+      ['start', '--processes', '0'],
+      {},
+      1,
+      /^queuemate: Invalid option \(QUEUEMATE_PROCESSES \/ --processes\): 0 is outside 1\.\.256$/,
+    ],
+    [
+      'QUEUEMATE_PROCESSES=many',
+      ['start'],
+      { QUEUEMATE_PROCESSES: 'many' },
+      1,
+      /^queuemate: Invalid environment variable \(QUEUEMATE_PROCESSES \/ --processes\): "many" is not a whole number or auto$/,
+    ],
+  ];
+  for (const [name, args, env, code, message] of cases) {
+    await t.test(name, async () => {
+      const r = await runCli(args, { env, timeoutMs: 60_000 });
+      assert.equal(r.code, code, `exit code; stderr: ${r.stderr}`);
+      assert.match(oneLineError(r.stderr), message);
+      assert.equal(r.stdout, '');
+    });
   }
 });
