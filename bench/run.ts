@@ -16,6 +16,11 @@
  *     [--only a,b]          only these systems (names as printed)
  *     [--no-wire]           skip the wire accounting (round trips and transactions per life cycle)
  *     [--no-overview]       skip the people's overview at 1M tasks (full runs only; bench/overview.ts)
+ *     [--processes N]       also Queuemate on PostgreSQL as N server processes (`start --processes N`):
+ *                           queuemate-pg-pN, in the same rounds, against queuemate-pg (one process)
+ *     [--pgbouncer]         also Queuemate on PostgreSQL behind a PgBouncer of its own in transaction
+ *                           mode (prepared statements off; docs/deployment.md, "PgBouncer"):
+ *                           queuemate-pg-pgbouncer, in the same rounds, against queuemate-pg
  *     [--events-cost]       the cost of writing events: this checkout's server against a copy of it whose
  *                           funnel writes no task events (queuemate-pg-noevents, queuemate-lite-noevents),
  *                           in the same rounds; life cycles only
@@ -37,6 +42,7 @@ import { createTenant } from '../src/tenants/service.js';
 import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
 import { MateClient, runWorker } from '../client/src/index.js';
+import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../test/helpers/pgbouncer.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -63,6 +69,16 @@ const ROUNDS = Number(opt('rounds') ?? (QUICK ? 1 : 3));
 const SERVER_ROOT = path.resolve(opt('server-root') ?? path.join(HERE, '..'));
 const ONLY = opt('only')?.split(',');
 const BASE_ROOT = opt('base-root') ? path.resolve(opt('base-root')!) : null;
+const PROCESSES = Number(opt('processes') ?? 1);
+if (!Number.isInteger(PROCESSES) || PROCESSES < 1) {
+  console.error('bench: --processes needs a whole number of at least 1');
+  process.exit(2);
+}
+const PGBOUNCER = flag('pgbouncer');
+if (PGBOUNCER && !pgbouncerBinary()) {
+  console.error('bench: --pgbouncer needs PgBouncer installed (apt-get install pgbouncer)');
+  process.exit(2);
+}
 const EVENTS_COST = flag('events-cost');
 const MS = (opt('workers') ?? '1,16,64').split(',').map(Number);
 // tasks per measurement, by M: PostgreSQL systems, and the embedded store
@@ -491,8 +507,15 @@ async function floorRun(pool: pg.Pool, f: Fixture, M: number, history: boolean):
   }
 }
 
-function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix = '', extraEnv: NodeJS.ProcessEnv = {}): System[] {
+function queuemateSystems(
+  storeKind: 'pg' | 'lite',
+  root = SERVER_ROOT,
+  suffix = '',
+  extraEnv: NodeJS.ProcessEnv = {},
+  opts: { pgbouncer?: boolean } = {},
+): System[] {
   let child: ChildProcess | undefined;
+  let bouncer: PgBouncer | undefined;
   let client: Client;
   let fixture: Fixture;
   let seedPool: pg.Pool | undefined;
@@ -522,7 +545,23 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
         tmpDirs.push(dataDir);
         fixture = await setUpQueuemateAt({ databaseUrl: null, dataDir }, root);
       }
-      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: url } : { dataDir }, root, extraEnv);
+      let serverUrl = url;
+      let env = extraEnv;
+      if (opts.pgbouncer) {
+        // transaction mode in front of the database; the session connection (LISTEN, migrations) goes direct
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qm-bench-pgbouncer-'));
+        tmpDirs.push(dir);
+        bouncer = await startPgBouncer(pgbouncerBinary()!, url, dir, { poolSize: 10 });
+        serverUrl = bouncer.url;
+        env = {
+          ...extraEnv,
+          QUEUEMATE_DB_SESSION_URL: url,
+          QUEUEMATE_DB_PREPARED_STATEMENTS: 'off',
+          QUEUEMATE_DB_LOCK_TIMEOUT: '0',
+          QUEUEMATE_DB_STATEMENT_TIMEOUT: '0',
+        };
+      }
+      const s = await startQueuemate(storeKind === 'pg' ? { databaseUrl: serverUrl } : { dataDir }, root, env);
       child = s.child;
       client = new Client(s.base);
       await client.signIn(fixture.apiSecret);
@@ -545,6 +584,7 @@ function queuemateSystems(storeKind: 'pg' | 'lite', root = SERVER_ROOT, suffix =
     client?.close();
     await seedPool?.end();
     if (child) await stopChild(child);
+    await bouncer?.stop();
   };
   const tasks = storeKind === 'pg' ? TASKS_PG : TASKS_LITE;
   // the client's worker (client/src/worker.ts): runWorker with M slots until the queue is empty
@@ -987,6 +1027,9 @@ function allSystems(): System[] {
     ...(NO_EVENTS_ROOT
       ? [...queuemateSystems('pg', NO_EVENTS_ROOT, '-noevents'), ...queuemateSystems('lite', NO_EVENTS_ROOT, '-noevents')]
       : []),
+    // `start --processes N`: the server CPU measured is the primary's only, so compare rates
+    ...(PROCESSES > 1 ? queuemateSystems('pg', SERVER_ROOT, `-p${PROCESSES}`, { QUEUEMATE_PROCESSES: String(PROCESSES) }) : []),
+    ...(PGBOUNCER ? queuemateSystems('pg', SERVER_ROOT, '-pgbouncer', {}, { pgbouncer: true }) : []),
     ...floorSystems(),
     liteFloorSystem(),
     ...httpFloorSystems(),
@@ -1134,6 +1177,14 @@ function ratiosOf(rows: Row[]) {
     ['queuemate-pg-base', 'floor-http-group'],
     ['queuemate-pg-base', 'graphile-worker'],
     ['queuemate-lite-base', 'floor-lite'],
+    ...(PROCESSES > 1
+      ? ([
+          [`queuemate-pg-p${PROCESSES}`, 'queuemate-pg'],
+          [`queuemate-pg-p${PROCESSES}-combined`, 'queuemate-pg-combined'],
+        ] as [string, string][])
+      : []),
+    ['queuemate-pg-pgbouncer', 'queuemate-pg'],
+    ['queuemate-pg-pgbouncer-combined', 'queuemate-pg-combined'],
   ];
   const out: typeof results.ratios = {};
   for (const [a, b] of vs) {

@@ -2,7 +2,7 @@
  * The layering and dependency checks run by `npm run lint` (`node --import tsx scripts/check-layers.ts`).
  *
  * Layers (README "Architecture"): the HTTP surfaces (src/http, src/mate-api, src/people-api, src/web)
- * and the composition files (src/app.ts, src/main.ts, src/services.ts) sit above the domain, which is
+ * and the composition files (src/app.ts, src/main.ts, src/services.ts, src/cluster.ts) sit above the domain, which is
  * every other folder and file under src/. It fails when
  * - domain code imports fastify or @fastify/*, an HTTP surface or a composition file;
  * - src/lib imports anything under src/ outside src/lib;
@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 /** Folders under src/ that are HTTP surfaces: only they (and the composition files) may speak HTTP. */
 const SURFACES = ['http', 'mate-api', 'people-api', 'web'];
 /** Files directly under src/ that assemble the layers. */
-const COMPOSITION = ['app.ts', 'main.ts', 'services.ts'];
+const COMPOSITION = ['app.ts', 'main.ts', 'services.ts', 'cluster.ts'];
 
 /**
  * Dependencies no source file imports, each with its reason. Remove an entry when code imports the

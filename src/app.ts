@@ -27,6 +27,7 @@ import { EVENT_PURGE } from './maintenance/outbox-retention.js';
 import { metricsRoute } from './http/metrics.js';
 import { outboxBacklog } from './metrics/store.js';
 import { serveWebApp } from './web/serve.js';
+import type { ClusterLink } from './cluster.js';
 
 export interface AppDeps {
   store: Store;
@@ -37,6 +38,8 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   /** serve the built web app from this folder at / (src/web/serve.ts); none when left out */
   webDist?: string;
+  /** a server process of `start --processes N`: /metrics and /readyz answer for all of them (src/cluster.ts) */
+  cluster?: ClusterLink;
 }
 
 declare module 'fastify' {
@@ -186,7 +189,7 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
   await app.register(mateApi, { prefix: '/apimate', services, hidden: true });
   await app.register(peopleApi, { prefix: '/v1', services });
 
-  await app.register(metricsRoute, { services });
+  await app.register(metricsRoute, { services, collect: deps.cluster ? () => deps.cluster!.metrics() : undefined });
 
   // the version lets a rolling upgrade be watched process by process (docs/deployment.md)
   app.get('/healthz', async () => ({ status: 'ok', version: VERSION }));
@@ -202,8 +205,11 @@ export async function createApp(config: Config, deps: AppDeps): Promise<FastifyI
     if (!(await isMigrated(deps.store))) return reply.code(503).send({ status: 'unavailable', reason: 'database not migrated' });
     // informative, not a readiness condition: a backlog is the endpoints' problem, not this process's
     const backlog = await outboxBacklog(services.db, services.clock.now());
+    // `start --processes N`: how many of the N listen (informative too: the others serve meanwhile)
+    const processes = deps.cluster ? await deps.cluster.status().catch(() => null) : undefined;
     return {
       status: 'ready',
+      ...(processes !== undefined ? { processes } : {}),
       events: {
         heldBack: backlog.heldBack,
         heldBackSeconds: Math.round(backlog.heldBackSeconds),

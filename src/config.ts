@@ -2,6 +2,7 @@
  * Configuration: one table of settings, parsed once at start-up from the environment and
  * command-line flags (flags win). Nothing else in the code reads process.env.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -36,9 +37,12 @@ export interface Config {
   eventRetentionHours: number;
   webhookTimeoutSeconds: number;
   webhookDisableAfterFailures: number;
+  processes: number;
+  dbSessionUrl: string | null;
+  dbPreparedStatements: 'on' | 'off';
 }
 
-type Kind = 'int' | 'string' | 'url' | 'enum' | 'path' | 'proxy';
+type Kind = 'int' | 'string' | 'url' | 'enum' | 'path' | 'proxy' | 'processes';
 
 export interface Setting {
   key: keyof Config;
@@ -78,6 +82,36 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'url',
     default: null,
     description: 'PostgreSQL connection string (postgres://…). When unset, the embedded store (PGlite) in the data directory is used.',
+  },
+  {
+    key: 'processes',
+    env: 'QUEUEMATE_PROCESSES',
+    flag: '--processes',
+    kind: 'processes',
+    default: 1,
+    min: 1,
+    max: 256,
+    description:
+      'Server processes `start` runs on the port (`auto`: one per CPU core). PostgreSQL only; see docs/deployment.md, "Several server processes".',
+  },
+  {
+    key: 'dbSessionUrl',
+    env: 'QUEUEMATE_DB_SESSION_URL',
+    flag: '--db-session-url',
+    kind: 'url',
+    default: null,
+    description:
+      'PostgreSQL connection string for the connections that need a session of their own (the events LISTEN, migrations): set it to the database itself when DATABASE_URL points at a pooler in transaction mode. Default DATABASE_URL.',
+  },
+  {
+    key: 'dbPreparedStatements',
+    env: 'QUEUEMATE_DB_PREPARED_STATEMENTS',
+    flag: '--db-prepared-statements',
+    kind: 'enum',
+    default: 'on',
+    values: ['on', 'off'],
+    description:
+      'PostgreSQL: send the hot statements as named prepared statements (`off` behind PgBouncer older than 1.21 in transaction mode, or without its max_prepared_statements).',
   },
   {
     key: 'dataDir',
@@ -212,7 +246,7 @@ export const SETTINGS: readonly Setting[] = [
     min: 0,
     max: 600000,
     description:
-      'PostgreSQL: milliseconds a statement waits for a locked row before the request is answered 503 with Retry-After (0: wait without limit).',
+      "PostgreSQL: milliseconds a statement waits for a locked row before the request is answered 503 with Retry-After (0: Queuemate sets none and the database's own lock_timeout applies, none by default).",
   },
   {
     key: 'dbStatementTimeoutMs',
@@ -222,7 +256,8 @@ export const SETTINGS: readonly Setting[] = [
     default: 30000,
     min: 0,
     max: 3600000,
-    description: 'PostgreSQL: milliseconds a statement may run before it is cancelled and the request answered 503 (0: no limit).',
+    description:
+      "PostgreSQL: milliseconds a statement may run before it is cancelled and the request answered 503 (0: Queuemate sets none and the database's own statement_timeout applies, none by default).",
   },
   {
     key: 'shutdownTimeoutSeconds',
@@ -358,7 +393,7 @@ function parseValue(s: Setting, raw: string, source: string): unknown {
       } catch {
         throw new ConfigError(`Invalid ${where}: "${redact(raw)}" is not a URL`);
       }
-      if (s.key === 'databaseUrl' && !['postgres:', 'postgresql:'].includes(u.protocol)) {
+      if ((s.key === 'databaseUrl' || s.key === 'dbSessionUrl') && !['postgres:', 'postgresql:'].includes(u.protocol)) {
         throw new ConfigError(`Invalid ${where}: expected a postgres:// URL, got ${u.protocol}//`);
       }
       if (s.key === 'publicUrl' && !['http:', 'https:'].includes(u.protocol)) {
@@ -372,6 +407,14 @@ function parseValue(s: Setting, raw: string, source: string): unknown {
       if (/^\d+$/.test(v)) return Number(v);
       if (/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/.test(v)) return v;
       throw new ConfigError(`Invalid ${where}: "${raw}" is not true, false, a number of hops or a list of addresses`);
+    }
+    case 'processes': {
+      const v = raw.trim();
+      if (v === 'auto') return Math.min(s.max!, os.availableParallelism());
+      if (!/^\d+$/.test(v)) throw new ConfigError(`Invalid ${where}: "${raw}" is not a whole number or auto`);
+      const n = Number(v);
+      if (n < s.min! || n > s.max!) throw new ConfigError(`Invalid ${where}: ${n} is outside ${s.min}..${s.max}`);
+      return n;
     }
     case 'path':
     case 'string':

@@ -7,6 +7,7 @@
  *   queuemate tenant create | user create | mate create | process create   scripting helpers
  */
 import { loadConfig, ConfigError, SETTINGS, redact, type Config } from './config.js';
+import type { FastifyInstance } from 'fastify';
 import type { Store } from './db/store.js';
 import { DataDirInUseError } from './db/lock.js';
 import { migrate, MigrationError } from './db/migrator.js';
@@ -115,6 +116,8 @@ async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, op
     dataDir: config.dataDir,
     poolSize: 2,
     embeddedFsync: config.embeddedFsync === 'on',
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
   });
   try {
     if (opts.migrateFirst !== false) await migrate(store);
@@ -139,7 +142,56 @@ async function buildWebApp(): Promise<string | undefined> {
   });
 }
 
+/**
+ * `start --processes N` with N > 1: the primary migrates, makes the first-start demo and builds the
+ * web app once, then runs N server processes (src/cluster.ts), which each run start() below.
+ */
+async function startCluster(config: Config): Promise<void> {
+  if (!config.databaseUrl) {
+    throw new UsageError(
+      `--processes ${config.processes} needs PostgreSQL: the embedded store is one process's (it locks its data directory); set DATABASE_URL, or start with --processes 1`,
+    );
+  }
+  const [{ openStore }, { ensureDemo, formatDemoCredentials }, { superviseServers }] = await Promise.all([
+    loadStore(),
+    import('./setup/demo.js'),
+    import('./cluster.js'),
+  ]);
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    lockTimeoutMs: config.dbLockTimeoutMs,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
+  });
+  let demo;
+  try {
+    await migrate(store);
+    demo = await ensureDemo(store);
+  } finally {
+    await store.close();
+  }
+  await buildWebApp();
+  superviseServers({
+    processes: config.processes,
+    shutdownTimeoutSeconds: config.shutdownTimeoutSeconds,
+    log: (line) => process.stderr.write(`queuemate: ${line}\n`),
+    onReady: (port) => {
+      const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
+      if (demo) process.stdout.write(formatDemoCredentials(demo, publicUrl) + '\n');
+      process.stdout.write(
+        `Queuemate is listening on ${publicUrl} (store: PostgreSQL, ${store.location}; ${config.processes} server processes, primary PID ${process.pid})\n`,
+      );
+    },
+  });
+}
+
 async function start(config: Config): Promise<void> {
+  const { isServerProcessOfCluster } = await import('./cluster.js');
+  const inCluster = isServerProcessOfCluster();
+  if (config.processes > 1 && !inCluster) return startCluster(config);
   const { openStore } = await loadStore();
   const [{ createApp }, { ensureDemo, formatDemoCredentials }] = await Promise.all([import('./app.js'), import('./setup/demo.js')]);
   const store = await openStore({
@@ -149,19 +201,28 @@ async function start(config: Config): Promise<void> {
     embeddedFsync: config.embeddedFsync === 'on',
     lockTimeoutMs: config.dbLockTimeoutMs,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    sessionUrl: config.dbSessionUrl,
+    preparedStatements: config.dbPreparedStatements === 'on',
   });
-  let app;
+  let app: FastifyInstance | undefined;
   let backups: import('./db/backup.js').BackupServer | null = null;
   try {
     await migrate(store);
     const demo = await ensureDemo(store);
     const webDist = await buildWebApp();
-    app = await createApp(config, { store, webDist });
+    let cluster;
+    if (inCluster) {
+      const { joinCluster } = await import('./cluster.js');
+      cluster = joinCluster(() => app!.services.metrics.registry);
+    }
+    app = await createApp(config, { store, webDist, cluster });
     await app.listen({ port: config.port, host: config.host });
     if (store.copyFiles) {
       const { serveBackups } = await import('./db/backup.js');
       backups = await serveBackups({ dataDir: config.dataDir, copyFiles: store.copyFiles, version: VERSION, log: app.log });
     }
+    // the primary says where the processes listen, once for all of them
+    if (inCluster) return void onSignals(config, app, store, backups);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const publicUrl = config.port === 0 ? config.publicUrl.replace(/:0$/, `:${port}`) : config.publicUrl;
@@ -176,6 +237,11 @@ async function start(config: Config): Promise<void> {
     throw err;
   }
 
+  onSignals(config, app, store, backups);
+}
+
+/** SIGTERM and SIGINT stop the server: in-flight requests finish, then the store closes (docs/operations.md). */
+function onSignals(config: Config, app: FastifyInstance, store: Store, backups: import('./db/backup.js').BackupServer | null = null): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -51,7 +51,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     db: store.db,
     units,
     clock,
-    listen: store.kind === 'postgres' ? store.pool.options : null,
+    listen: store.sessionConfig,
     dispatcher: {
       timeoutMs: config.webhookTimeoutSeconds * 1000,
       disableAfterFailures: config.webhookDisableAfterFailures,

@@ -119,7 +119,9 @@ export class SignInThrottle {
   /** Deletes rows whose window ended; for a periodic clean-up. */
   async prune(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - this.limits.windowSeconds * 1000);
-    const r = await this.db.deleteFrom('sign_in_failures').where('window_start', '<=', cutoff).executeTakeFirst();
-    return Number(r.numDeletedRows);
+    // SKIP LOCKED: rows a sign-in is counting, or another server process's sweep is deleting, wait for the next sweep
+    const r = await sql`DELETE FROM sign_in_failures WHERE (scope, subject) IN (
+      SELECT scope, subject FROM sign_in_failures WHERE window_start <= ${cutoff} FOR UPDATE SKIP LOCKED)`.execute(this.db);
+    return Number(r.numAffectedRows ?? 0);
   }
 }

@@ -196,6 +196,8 @@ export async function claimBulkJobs(
 
 /** Deletes jobs that ended before `cutoff`; returns how many. */
 export async function purgeBulkJobs(db: Kysely<Database>, cutoff: Date): Promise<number> {
-  const r = await db.deleteFrom('bulk_jobs').where('state', '<>', 'running').where('finished_at', '<', cutoff).executeTakeFirst();
-  return Number(r.numDeletedRows);
+  // SKIP LOCKED: the sweeps of several server processes share the ended jobs
+  const r = await sql`DELETE FROM bulk_jobs WHERE (tenant_id, id) IN (
+    SELECT tenant_id, id FROM bulk_jobs WHERE state <> 'running' AND finished_at < ${cutoff} FOR UPDATE SKIP LOCKED)`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }

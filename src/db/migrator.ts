@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import type { Store } from './store.js';
+import pg from 'pg';
+import { StoreUnavailableError, type Store } from './store.js';
+import { redact } from '../config.js';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Arbitrary constant shared by every Queuemate process: pg_advisory_lock key of the migrator.
@@ -45,8 +47,29 @@ export function latestVersion(): number {
 
 export class MigrationError extends Error {}
 
+/**
+ * A connection with a session of its own: on PostgreSQL a client of the session connection
+ * settings (the advisory lock and the SETs below are session state, which a pooler in transaction
+ * mode would spread over its server connections), on the embedded store its one connection.
+ */
+async function sessionClient(store: Store): Promise<{ query: pg.ClientBase['query']; release(): void }> {
+  if (!store.sessionConfig) return store.pool.connect();
+  const client = new pg.Client(store.sessionConfig);
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => {});
+    const url = store.sessionConfig.connectionString ?? '';
+    throw new StoreUnavailableError(
+      `cannot reach PostgreSQL at ${redact(url)} to migrate: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`,
+    );
+  }
+  return { query: client.query.bind(client) as pg.ClientBase['query'], release: () => void client.end().catch(() => {}) };
+}
+
 export async function migrate(store: Store, migrations = loadMigrations()): Promise<{ applied: string[] }> {
-  const client = await store.pool.connect();
+  const client = await sessionClient(store);
   const applied: string[] = [];
   try {
     // Waiting for another process's migration, and a migration itself, may take longer than the

@@ -35,6 +35,11 @@ export interface Store {
    * is (synchronous_commit); the embedded store flushes its write-ahead log here (db/embedded-flush.ts).
    */
   durable(): Promise<void>;
+  /**
+   * PostgreSQL: how to open a connection with a session of its own (the events LISTEN, the
+   * migrator's advisory lock), which a pooler in transaction mode cannot give; null on PGlite.
+   */
+  readonly sessionConfig: pg.ClientConfig | null;
   /** the embedded store's WAL flusher, when it flushes (tests, bench) */
   readonly flusher: WalFlusher | null;
   /**
@@ -80,6 +85,13 @@ export interface OpenStoreOptions {
   lockTimeoutMs?: number;
   statementTimeoutMs?: number;
   /**
+   * PostgreSQL: where the connections that need a session go (LISTEN, the migrator): the database
+   * itself when `databaseUrl` is a pooler in transaction mode. Default `databaseUrl`.
+   */
+  sessionUrl?: string | null;
+  /** PostgreSQL: send the marked statements as named prepared statements (default true) */
+  preparedStatements?: boolean;
+  /**
    * Embedded store: flush the write-ahead log before an acknowledged change is answered (the
    * setting QUEUEMATE_EMBEDDED_FSYNC, default on). An injected PGlite flushes only when a test
    * passes `flushFs` (it has no files of its own).
@@ -101,13 +113,17 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 30000;
  */
 export const PREPARED = '/* prepared */';
 
-/** Sets up each new pooled connection: named prepared statements, and error handling. */
-function onConnect(client: pg.PoolClient): void {
+/**
+ * Sets up each new pooled connection: named prepared statements (unless turned off: a pooler in
+ * transaction mode without support for them hands each transaction any server connection, where
+ * the statement may not be prepared), and error handling.
+ */
+function onConnect(client: pg.PoolClient, prepared = true): void {
   // A connection that breaks while a query runs also emits 'error' on its client; with no listener
   // that would crash the process. The query itself fails with the same error, which the API
   // answers as 503, and the pool replaces the connection.
   client.on('error', () => {});
-  namedIfMarked(client);
+  if (prepared) namedIfMarked(client);
 }
 
 // statement text → its name: hashing every call's text cost about 1 % of a request (bench)
@@ -154,12 +170,14 @@ function noteWrites(client: pg.PoolClient, flusher: WalFlusher): void {
 }
 
 interface WrapExtras {
+  sessionConfig?: pg.ClientConfig;
   uncleanStop?: boolean;
   flusher?: WalFlusher | null;
   copyFiles?: ((dir: string) => Promise<void>) | null;
 }
 
 function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => Promise<void>, extras: WrapExtras = {}): Store {
+  const sessionConfig = extras.sessionConfig ?? null;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   const flusher = extras.flusher ?? null;
@@ -169,6 +187,7 @@ function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => P
     db,
     location,
     uncleanStop: extras.uncleanStop ?? false,
+    sessionConfig,
     flusher,
     copyFiles: extras.copyFiles ?? null,
     durable: flusher ? () => flusher.durable() : async () => {},
@@ -198,19 +217,24 @@ const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=32MB'];
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.databaseUrl) {
+    const lockTimeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
       // Fail a request fast rather than queue behind a database that is down (docs/mate-api.md §5: 503).
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30000,
-      // sent as start-up parameters: every connection of the pool has them from its first statement
-      lock_timeout: opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
-      statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      // sent as start-up parameters: every connection of the pool has them from its first statement.
+      // 0 sends none, so that the database's (or role's) own setting applies: PgBouncer refuses
+      // start-up parameters it does not know (docs/deployment.md, "PgBouncer").
+      ...(lockTimeout > 0 ? { lock_timeout: lockTimeout } : {}),
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    pool.on('connect', onConnect);
+    const prepared = opts.preparedStatements !== false;
+    pool.on('connect', (client) => onConnect(client, prepared));
     try {
       const client = await pool.connect();
       client.release();
@@ -220,7 +244,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
         `cannot reach PostgreSQL at ${redact(opts.databaseUrl)}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`,
       );
     }
-    return wrap('postgres', pool, redact(opts.databaseUrl), async () => {});
+    const sessionConfig: pg.ClientConfig = { connectionString: opts.sessionUrl || opts.databaseUrl, connectionTimeoutMillis: 5000 };
+    return wrap('postgres', pool, redact(opts.databaseUrl), async () => {}, { sessionConfig });
   }
 
   const [{ PGlite }, { createPgConfig }] = await Promise.all([

@@ -3,7 +3,8 @@
  * finished deliveries older than the retention are deleted, and so are events older than it that no pending
  * delivery and no enabled endpoint still behind them needs. Batches of 5000 keep each statement
  * short; the job loops until a batch comes back short. Every server process runs it every 10
- * minutes; the deletes are idempotent, so several processes may purge at once.
+ * minutes; each batch claims its rows with SKIP LOCKED, so several processes purging at once
+ * share the rows instead of waiting on each other's.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
@@ -28,14 +29,16 @@ export async function purgeOldEvents(
   // (a purged delivery takes its attempts with it: ON DELETE CASCADE)
   for (;;) {
     const r = await sql`DELETE FROM webhook_attempts WHERE (tenant_id, delivery_id, id) IN (
-        SELECT tenant_id, delivery_id, id FROM webhook_attempts WHERE at < ${cutoff} LIMIT ${BATCH})`.execute(db);
+        SELECT tenant_id, delivery_id, id FROM webhook_attempts WHERE at < ${cutoff} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`.execute(db);
     const n = Number(r.numAffectedRows ?? 0);
     attempts += n;
     if (n < BATCH) break;
   }
   for (;;) {
     const r = await sql`DELETE FROM webhook_deliveries WHERE (tenant_id, id) IN (
-        SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH})`.execute(db);
+        SELECT tenant_id, id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`.execute(
+      db,
+    );
     const n = Number(r.numAffectedRows ?? 0);
     deliveries += n;
     if (n < BATCH) break;
@@ -51,7 +54,7 @@ export async function purgeOldEvents(
             -- an endpoint whose cursor is not past the event's transaction (ids: docs/events.md §3)
             AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.tenant_id = e.tenant_id AND s.enabled
               AND (s.cursor_seq >> ${sql.lit(RANK_BITS)}) <= e.xid::text::bigint)
-          LIMIT ${BATCH})
+          LIMIT ${BATCH} FOR UPDATE OF e SKIP LOCKED)
         RETURNING ${eventCount(sql`outbox_events`)} AS n)
       SELECT count(*)::int AS rows, coalesce(sum(n), 0)::int AS events FROM gone`.execute(db);
     events += rows[0].events;

@@ -59,6 +59,8 @@ export class Metrics {
       help: 'Changes by event type (task.solved, task.taken, task.lock_expired, run.started…), counted once each across server processes when the event is numbered.',
       labelNames: ['type'],
       registers: [registry],
+      // every process counts every event it sees become visible, whichever process wrote it
+      aggregator: 'max',
     });
     this.webhookDeliveries = new Counter({
       name: 'queuemate_webhook_attempts_total',
@@ -81,6 +83,8 @@ export class Metrics {
           : 'Tasks per process (its id: no token is set and the server listens beyond loopback) and queue (error: the Error flag), read from the queue counters when scraped.',
       labelNames: ['tenant', 'process', 'queue', 'error'],
       registers: [registry],
+      // read from the database: the same in every process (src/cluster.ts sums the others)
+      aggregator: 'first',
       async collect() {
         this.reset();
         for (const d of await queueDepths(db)) {
@@ -94,6 +98,8 @@ export class Metrics {
       name: 'queuemate_outbox_held_back_events',
       help: 'Committed outbox events not visible to readers yet because an older transaction is still running (normally 0 or a few).',
       registers: [registry],
+      // read from the database: the same in every process (src/cluster.ts sums the others)
+      aggregator: 'first',
       async collect() {
         this.set((await backlog()).heldBack);
       },
@@ -102,6 +108,8 @@ export class Metrics {
       name: 'queuemate_webhook_pending_deliveries',
       help: 'Webhook deliveries waiting for an attempt.',
       registers: [registry],
+      // read from the database: the same in every process (src/cluster.ts sums the others)
+      aggregator: 'first',
       async collect() {
         this.set((await backlog()).pendingDeliveries);
       },
@@ -110,6 +118,8 @@ export class Metrics {
       name: 'queuemate_webhook_oldest_pending_seconds',
       help: 'Age of the oldest pending webhook delivery (outbox lag), 0 when none.',
       registers: [registry],
+      // read from the database: the same in every process (src/cluster.ts sums the others)
+      aggregator: 'first',
       async collect() {
         this.set((await backlog()).oldestPendingSeconds);
       },

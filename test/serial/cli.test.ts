@@ -325,3 +325,38 @@ test(`${STORE_KIND}: tenant, Mate, user and process create print JSON; bad input
     await target.close();
   }
 });
+
+test('start --processes: refused on the embedded store and for bad values, in one clear line', async (t) => {
+  const dir = tempDir('qm-cli-processes-');
+  const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [
+    [
+      '--processes 2 on the embedded store',
+      ['start', '--processes', '2', '--data-dir', dir],
+      { DATABASE_URL: '' },
+      2,
+      /^queuemate: --processes 2 needs PostgreSQL: the embedded store is one process's \(it locks its data directory\); set DATABASE_URL, or start with --processes 1$/,
+    ],
+    [
+      '--processes 0',
+      ['start', '--processes', '0'],
+      {},
+      1,
+      /^queuemate: Invalid option \(QUEUEMATE_PROCESSES \/ --processes\): 0 is outside 1\.\.256$/,
+    ],
+    [
+      'QUEUEMATE_PROCESSES=many',
+      ['start'],
+      { QUEUEMATE_PROCESSES: 'many' },
+      1,
+      /^queuemate: Invalid environment variable \(QUEUEMATE_PROCESSES \/ --processes\): "many" is not a whole number or auto$/,
+    ],
+  ];
+  for (const [name, args, env, code, message] of cases) {
+    await t.test(name, async () => {
+      const r = await runCli(args, { env, timeoutMs: 60_000 });
+      assert.equal(r.code, code, `exit code; stderr: ${r.stderr}`);
+      assert.match(oneLineError(r.stderr), message);
+      assert.equal(r.stdout, '');
+    });
+  }
+});
