@@ -232,7 +232,8 @@ export class BulkJobs {
   readonly owner = crypto.randomUUID();
   private readonly running = new Map<string, Running>();
   private stopping = false;
-  private readonly chunkSize: number;
+  /** tasks per chunk (CHUNK_SIZE, or EMBEDDED_CHUNK_SIZE as the services choose for the embedded store) */
+  readonly chunkSize: number;
   private readonly leaseMs: number;
   private readonly turns: Turns;
   /** Awaited after each committed chunk (tests stop or stall a server halfway with it). */

@@ -92,6 +92,7 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
         const caller: Caller = {
           tenantId: mate.tenantId,
           timeZone: mate.timeZone,
+          numberFormat: mate.numberFormat,
           actor: { type: 'mate', id: mate.mateId, name: mate.mateName },
           requestId: req.id,
           now: services.clock.now(),
@@ -103,7 +104,7 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
               ? new Refusal('invalid_body', 'The body is empty; a JSON value is required')
               : new Refusal('unsupported_media_type', 'Content-Type must be application/json');
           }
-          body = checkTopLevel(route.name, route.bodyType, req.body);
+          body = checkTopLevel(route.name, route.bodyType, req.body, route.bareId);
         }
         const processKey = decodedProcessKey(req);
         let loaded: ProcessDef | null = null;
