@@ -285,7 +285,7 @@ test('C9: the worker template posts its own TaskAction (AnymateEndpoint, Activat
   assert.deepEqual(await comments(b.TaskId), []);
 });
 
-test("the client's id-only overloads: Solved(taskId) … RetryAsync(taskId) and FinishRun(runId) send a bare number, read as { taskId } / { runId }", async () => {
+test("C9, C11: the client's id-only overloads: Solved(taskId) … RetryAsync(taskId) and FinishRun(runId) send a bare number, read as { taskId } / { runId }", async () => {
   // C# overload resolution picks Solved<T>(T action) for a long: Newtonsoft writes the number alone
   const pk = await freshPk();
   const expected: Record<HandBack, string> = {
