@@ -17,7 +17,8 @@ import { ProcessCache } from './processes/cache.js';
 import { TaskBatchers } from './tasks/batching.js';
 import { Events } from './events/service.js';
 import { Metrics, processLabelFor } from './metrics/metrics.js';
-import { BulkJobs } from './bulk/jobs.js';
+import { BulkJobs, CHUNK_SIZE, EMBEDDED_CHUNK_SIZE } from './bulk/jobs.js';
+import { Turns } from './db/turns.js';
 
 export interface Services {
   readonly config: Config;
@@ -37,6 +38,8 @@ export interface Services {
   readonly metrics: Metrics;
   /** people's bulk actions: persisted jobs, run by whichever server process holds their lease (src/bulk/jobs.ts) */
   readonly bulkJobs: BulkJobs;
+  /** robots first: background work (bulk jobs, exports) waits for Mate API calls on the embedded store (src/db/turns.ts) */
+  readonly turns: Turns;
   close(): Promise<void>;
 }
 
@@ -65,7 +68,8 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     },
   });
   await events.start();
-  const bulkJobs = new BulkJobs(units, store.db, clock);
+  const turns = new Turns({ prioritize: store.kind === 'pglite' });
+  const bulkJobs = new BulkJobs(units, store.db, clock, { turns, chunkSize: store.kind === 'pglite' ? EMBEDDED_CHUNK_SIZE : CHUNK_SIZE });
   return {
     config,
     store,
@@ -80,6 +84,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
     events,
     metrics,
     bulkJobs,
+    turns,
     async close() {
       bulkJobs.close();
       auth.close();

@@ -144,10 +144,12 @@ class DotnetClient {
   createTasks = (pk: string, json: string) => this.post(`/api/CreateTasks/${pk}`, json);
   createAndTakeTask = (pk: string, json: string) => this.post(`/api/CreateAndTakeTask/${pk}`, json);
   updateTask = (json: string) => this.post('/api/UpdateTask/', json);
-  action = (endpoint: 'Solved' | 'Manual' | 'Error' | 'Retry', json: string) => this.post(`/api/${endpoint}/`, json);
+  action = (endpoint: HandBack, json: string) => this.post(`/api/${endpoint}/`, json);
   finishRun = (json: string) => this.post('/api/FinishRun/', json);
   failure = (json: string) => this.post('/api/Failure/', json);
 }
+
+type HandBack = 'Solved' | 'Manual' | 'Error' | 'Retry' | 'SolvedAsync' | 'ManualAsync' | 'ErrorAsync' | 'RetryAsync';
 
 /** Newtonsoft's JSON of AnymateTaskAction. */
 function taskAction(
@@ -281,6 +283,56 @@ test('C9: the worker template posts its own TaskAction (AnymateEndpoint, Activat
   const row = await taskRow(b.TaskId);
   assert.deepEqual([row.queue, row.reason], ['Solved', null], 'Reason null = no reason');
   assert.deepEqual(await comments(b.TaskId), []);
+});
+
+test("C9, C11: the client's id-only overloads: Solved(taskId) … RetryAsync(taskId) and FinishRun(runId) send a bare number, read as { taskId } / { runId }", async () => {
+  // C# overload resolution picks Solved<T>(T action) for a long: Newtonsoft writes the number alone
+  const pk = await freshPk();
+  const expected: Record<HandBack, string> = {
+    Solved: 'Solved',
+    Manual: 'Manual',
+    Error: 'Manual',
+    Retry: 'Ready',
+    SolvedAsync: 'Solved',
+    ManualAsync: 'Manual',
+    ErrorAsync: 'Manual',
+    RetryAsync: 'Ready',
+  };
+  const run = await net.startOrGetRun(pk);
+  for (const [endpoint, queue] of Object.entries(expected) as [HandBack, string][]) {
+    await net.createTask(pk, JSON.stringify({ CoreSystemKey: endpoint }));
+    const task = asAnymateTask((await net.takeNext(pk)).body);
+    const r = await net.action(endpoint, JSON.stringify(task.TaskId));
+    assertResponse(r.body, { succeeded: true, extra: ['queue', 'error'] }, `${endpoint}(taskId)`);
+    const row = await taskRow(task.TaskId);
+    assert.deepEqual([row.queue, row.locked_by_mate_id], [queue, null], endpoint);
+    assert.equal(row.error, endpoint.startsWith('Error'), `${endpoint}: the Error flag`);
+  }
+  const fin = await net.finishRun(JSON.stringify(run.body.runId));
+  assertResponse(fin.body, { succeeded: true }, 'FinishRun(runId)');
+  const again = await net.finishRun(JSON.stringify(run.body.runId));
+  assertResponse(again.body, { succeeded: false, code: 'run_finished' }, 'FinishRun(runId) twice');
+
+  // only a positive whole number stands for an id; anything else is still no object
+  for (const body of ['0', '-5', '1.5', '"12"', 'true']) {
+    const r = await send(t.app, {
+      method: 'POST',
+      url: '/api/Solved/',
+      headers: { authorization: `Bearer ${net.accessToken}`, 'content-type': 'application/json; charset=utf-8' },
+      payload: body,
+    });
+    assert.equal(r.status, 400, body);
+    assert.equal(r.body.code, 'invalid_body', body);
+    assert.match(r.body.message, /a bare positive taskId/);
+  }
+  // endpoints without an id-only overload keep refusing a number
+  const upd = await send(t.app, {
+    method: 'POST',
+    url: '/api/UpdateTask/',
+    headers: { authorization: `Bearer ${net.accessToken}`, 'content-type': 'application/json; charset=utf-8' },
+    payload: '5',
+  });
+  assert.equal(upd.status, 400);
 });
 
 test('C11: FinishRun with RunId -1 (OkToRun said no) answers 200 run_not_found', async () => {

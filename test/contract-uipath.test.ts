@@ -29,6 +29,7 @@ import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant, type SeededTenant } from './helpers/seed.js';
+import { asPerson, personWithToken } from './helpers/people.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createProcess } from '../src/processes/service.js';
 import {
@@ -204,6 +205,54 @@ test('C17: a decimal comma ("12,5") is refused with 400 invalid_field naming the
     n: number;
   }>`SELECT count(*)::int AS n FROM tasks t JOIN processes p ON p.id = t.process_id WHERE p.process_key = ${pk}`.execute(t.store.db);
   assert.equal(rows[0].n, 0, 'nothing created');
+});
+
+test('C17: a tenant reading numbers with a decimal comma takes "1234,56" and "1.234,56" from a Danish robot, and refuses "1.234" as ambiguous', async () => {
+  const dk = await seedTenant(t.store, 'uipath-dk', { timeZone: 'Europe/Copenhagen' });
+  const admin = await personWithToken(t.store, dk.tenantId, 'admin', 'admin', clock.now());
+  const set = await asPerson(t.app, admin, { method: 'PATCH', url: '/v1/tenant', payload: { numberFormat: 'comma' } });
+  assert.equal(set.statusCode, 200, set.body);
+  assert.equal(set.json().numberFormat, 'comma');
+  await createProcess(t.store.db, dk.tenantId, {
+    processKey: 'DK',
+    fields: [...PK_FIELDS, { name: 'count', type: 'integer' }],
+  });
+  const robot = new UiPathClient(t.app, dk);
+  const make = (payload: Record<string, string>) => robot.post('CreateTask/DK', dict(payload));
+
+  for (const [sent, stored] of [
+    ['1234,56', 1234.56],
+    ['1.234,56', 1234.56],
+    ['-12.345.678,9', -12345678.9],
+    ['1.234.567', 1234567],
+    ['42', 42],
+  ] as const) {
+    const r = await make({ coreSystemKey: sent, numberField: sent });
+    assert.equal(r.status, 200, `${sent}: ${JSON.stringify(r.body)}`);
+    assertResponse(r.body, { succeeded: true, extra: ['taskId', 'queue'] }, `CreateTask ${sent}`);
+    assert.equal((await taskRow(r.body.taskId)).data.numberField, stored, sent);
+  }
+  const counted = await make({ coreSystemKey: 'int', count: '1.000.000' });
+  assert.equal((await taskRow(counted.body.taskId)).data.count, 1_000_000, 'an integer field reads thousands separators too');
+
+  for (const sent of ['1.234', '1234.56', '12,5,0', '1,234.56']) {
+    const r = await make({ coreSystemKey: 'x', numberField: sent });
+    assert.equal(r.status, 400, `${sent} is refused`);
+    assertResponse(r.body, { succeeded: false, code: 'invalid_field', extra: ['taskId', 'errors'] }, `CreateTask ${sent}`);
+    assert.deepEqual([r.body.errors[0].field, r.body.errors[0].value], ['numberField', sent]);
+  }
+  const ambiguous = await make({ coreSystemKey: 'x', numberField: '1.234' });
+  assert.match(ambiguous.body.message, /"1\.234" could be 1234 or 1,234/);
+  const updated = await robot.post(
+    'UpdateTask/',
+    dict({ numberField: '2.500,5', newNote: 'da-DK', taskId: String((await robot.takeNextTask('DK')).taskId) }),
+  );
+  assertResponse(updated.body, { succeeded: true }, 'UpdateTask 2.500,5');
+
+  // the tenant of the other tests still reads "12,5" as no number (the default, point)
+  const pk = await freshPk();
+  assert.equal((await createTask(pk, { coreSystemKey: 'A', numberField: '12,5' })).status, 400);
+  assert.equal((await createTask(pk, { coreSystemKey: 'A', numberField: '1.234' })).status, 200);
 });
 
 test('C17: Create Task with a JSON array goes to CreateTasks and keeps the first id', async () => {

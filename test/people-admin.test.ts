@@ -29,24 +29,28 @@ const admin = () => people.admin;
 
 test('tenant settings: read by anyone, changed by an admin with an audit entry; a bad time zone is named', async () => {
   const read = await asPerson(t.app, people.viewer, { method: 'GET', url: '/v1/tenant' });
-  assert.deepEqual(read.json(), { id: a.tenantId, clientId: 'acme', name: 'acme', timeZone: 'UTC' });
+  assert.deepEqual(read.json(), { id: a.tenantId, clientId: 'acme', name: 'acme', timeZone: 'UTC', numberFormat: 'point' });
   const bad = await asPerson(t.app, admin(), { method: 'PATCH', url: '/v1/tenant', payload: { timeZone: 'Mars/Olympus' } });
   assert.equal(bad.statusCode, 400);
   assert.equal(bad.json().errors[0].field, 'timeZone');
+  const badFormat = await asPerson(t.app, admin(), { method: 'PATCH', url: '/v1/tenant', payload: { numberFormat: 'danish' } });
+  assert.equal(badFormat.statusCode, 400);
+  assert.match(badFormat.body, /numberFormat/);
   const ok = await asPerson(t.app, admin(), {
     method: 'PATCH',
     url: '/v1/tenant',
-    payload: { name: 'Acme Corp', timeZone: 'Europe/Copenhagen' },
+    payload: { name: 'Acme Corp', timeZone: 'Europe/Copenhagen', numberFormat: 'comma' },
   });
   assert.equal(ok.statusCode, 200);
   assert.equal(ok.json().timeZone, 'Europe/Copenhagen');
+  assert.equal(ok.json().numberFormat, 'comma');
   const session = await asPerson(t.app, people.agent, { method: 'GET', url: '/v1/session' });
   assert.equal(session.json().tenant.timeZone, 'Europe/Copenhagen');
   const log = await asPerson(t.app, admin(), { method: 'GET', url: '/v1/audit?action=tenant.update' });
   const entry = log.json().items[0];
   assert.deepEqual(entry.details, {
-    before: { name: 'acme', timeZone: 'UTC' },
-    after: { name: 'Acme Corp', timeZone: 'Europe/Copenhagen' },
+    before: { name: 'acme', timeZone: 'UTC', numberFormat: 'point' },
+    after: { name: 'Acme Corp', timeZone: 'Europe/Copenhagen', numberFormat: 'comma' },
   });
   assert.deepEqual(entry.actor, { type: 'user', id: admin().userId, name: 'admin' });
   assert.ok(entry.requestId);

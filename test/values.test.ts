@@ -186,3 +186,29 @@ test('comment has the alias newNote; comment wins when both are given (C16)', ()
   assert.equal(getKey(keyMap({ NEWNOTE: 'n' }), 'comment'), 'n');
   refused(() => readComment({ newNote: ['a'] }), 'newNote', ['a']);
 });
+
+test('the decimal-comma number format: "1234,56" and "1.234,56" read, what a "." makes ambiguous refused; JSON numbers alike', () => {
+  const read = (v: unknown) => toDecimal(v, 'comma');
+  assert.equal(read('1234,56'), 1234.56);
+  assert.equal(read('1.234,56'), 1234.56);
+  assert.equal(read('-1.234.567,5'), -1234567.5);
+  assert.equal(read('1.234.567'), 1234567);
+  assert.equal(read('+12'), 12);
+  assert.equal(read(',5'), 0.5);
+  assert.equal(read(12.5), 12.5, 'a JSON number is a number under either format');
+  // "1.234" is 1234 with a thousands separator, or 1.234 with a decimal point: refused
+  for (const v of ['1.234', '1234.56', '12.5', '1,234.56', '1.23,4', '12,34,5', '1.2345,6', '1e3', '', ' 1,5', '1 234,5']) {
+    assert.equal(read(v), undefined, v);
+  }
+  assert.throws(
+    () => readDecimal('1.234', 'amount', 'comma'),
+    (e: Refusal) => e.code === 'invalid_field' && /"amount": "1\.234" is not a number read one way only/.test(e.message),
+  );
+  assert.throws(
+    () => readDecimal('12.5', 'amount', 'comma'),
+    (e: Refusal) => /decimal comma/.test(e.message),
+  );
+  // the default reads as before
+  assert.equal(toDecimal('1.234'), 1.234);
+  assert.equal(toDecimal('1234,56'), undefined);
+});

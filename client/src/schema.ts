@@ -1812,7 +1812,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tenant: Client Id, name, time zone
+         * The tenant: Client Id, name, time zone, number format
          * @description Permission `tenant.read`: admin, developer, agent, viewer.
          */
         get: {
@@ -1835,6 +1835,7 @@ export interface paths {
                             clientId: string;
                             name: string;
                             timeZone: string;
+                            numberFormat: "point" | "comma";
                         };
                     };
                 };
@@ -1846,7 +1847,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the tenant's name or time zone (IANA)
+         * Change the tenant's name, time zone (IANA) or number format (how Mates' numbers in strings are read)
          * @description Permission `tenant.manage`: admin.
          */
         patch: {
@@ -1861,6 +1862,7 @@ export interface paths {
                     "application/json": {
                         name?: string;
                         timeZone?: string;
+                        numberFormat?: "point" | "comma";
                     };
                 };
             };
@@ -1876,6 +1878,7 @@ export interface paths {
                             clientId: string;
                             name: string;
                             timeZone: string;
+                            numberFormat: "point" | "comma";
                         };
                     };
                 };

@@ -10,6 +10,7 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, UserRole, UserTokenKind } from '../db/types.js';
+import type { NumberFormat } from '../lib/values.js';
 import type { Tx } from '../db/tx.js';
 import { Refusal } from '../lib/errors.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../lib/secrets.js';
@@ -34,6 +35,7 @@ export interface PersonTenant {
   clientId: string;
   name: string;
   timeZone: string;
+  numberFormat: NumberFormat;
 }
 
 export interface PersonUser {
@@ -117,6 +119,7 @@ export async function authenticatePersonToken(db: Kysely<Database>, token: strin
       'n.client_id',
       'n.name as tenant_name',
       'n.time_zone',
+      'n.number_format',
     ])
     .where((eb) => (tenant === 'legacy' ? eb('t.legacy', '=', true) : eb('t.tenant_id', '=', tenant)))
     .where('t.token_hash', '=', hash)
@@ -134,7 +137,7 @@ export async function authenticatePersonToken(db: Kysely<Database>, token: strin
       .execute();
   }
   return {
-    tenant: { id: row.tenant_id, clientId: row.client_id, name: row.tenant_name, timeZone: row.time_zone },
+    tenant: { id: row.tenant_id, clientId: row.client_id, name: row.tenant_name, timeZone: row.time_zone, numberFormat: row.number_format },
     user: { id: row.user_id, username: row.username, name: row.display_name || row.username, role: row.role },
     credential: { kind: row.kind, id: row.token_id, expiresAt: row.expires_at },
   };
@@ -185,7 +188,7 @@ export async function signIn(deps: SignInDeps, input: SignInInput): Promise<Sign
   const { db, now } = deps;
   const tenant = await db
     .selectFrom('tenants')
-    .select(['id', 'client_id', 'name', 'time_zone'])
+    .select(['id', 'client_id', 'name', 'time_zone', 'number_format'])
     .where('client_id', '=', normalizeClientId(input.clientId))
     .executeTakeFirst();
   // an unknown Client Id is throttled under tenant 0, which never exists
@@ -228,7 +231,13 @@ export async function signIn(deps: SignInDeps, input: SignInInput): Promise<Sign
     token,
     csrfToken: csrfTokenFor(token),
     person: {
-      tenant: { id: tenant.id, clientId: tenant.client_id, name: tenant.name, timeZone: tenant.time_zone },
+      tenant: {
+        id: tenant.id,
+        clientId: tenant.client_id,
+        name: tenant.name,
+        timeZone: tenant.time_zone,
+        numberFormat: tenant.number_format,
+      },
       user: { id: user.id, username: user.username, name: user.display_name || user.username, role: user.role },
       credential: { kind: 'session', id: row.id, expiresAt },
     },

@@ -45,6 +45,7 @@ export async function authenticateAuthorization(auth: MateAuth, authorization: s
     tenantId: tenant.tenantId,
     clientId: tenant.clientId,
     timeZone: tenant.timeZone,
+    numberFormat: tenant.numberFormat,
     mateId: mate.mateId,
     mateName: mate.displayName || mate.username,
   };

@@ -10,6 +10,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
+import type { NumberFormat } from '../lib/values.js';
 import type { Clock } from '../lib/clock.js';
 import type { ChangeNotifier } from '../lib/notifier.js';
 import { normalizeClientId } from '../tenants/service.js';
@@ -23,6 +24,7 @@ export interface TenantState {
   tenantId: number;
   clientId: string;
   timeZone: string;
+  numberFormat: NumberFormat;
   secretVersion: number;
   /** Earlier secret versions still in their grace period, with the end of it (ms since epoch). */
   graceVersions: Array<{ version: number; until: number }>;
@@ -133,7 +135,7 @@ export class RevocationCache {
 export async function loadTenantState(db: Kysely<Database>, clientId: string, now: Date): Promise<TenantState | null> {
   const tenant = await db
     .selectFrom('tenants')
-    .select(['id', 'client_id', 'time_zone', 'secret_version'])
+    .select(['id', 'client_id', 'time_zone', 'number_format', 'secret_version'])
     .where('client_id', '=', clientId)
     .executeTakeFirst();
   if (!tenant) return null;
@@ -148,6 +150,7 @@ export async function loadTenantState(db: Kysely<Database>, clientId: string, no
     tenantId: tenant.id,
     clientId: tenant.client_id,
     timeZone: tenant.time_zone,
+    numberFormat: tenant.number_format,
     secretVersion: tenant.secret_version,
     graceVersions: grace.map((g) => ({ version: g.version, until: g.expires_at!.getTime() })),
   };

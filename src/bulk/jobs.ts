@@ -1,9 +1,12 @@
 /**
  * Bulk actions by people (docs/product.md §5.6): one person action over a list of task ids or over
  * every task of a process matching a filter (the list's filter, src/task-lists/filter.ts). A job runs in chunks of
- * CHUNK_SIZE tasks, each chunk one transaction written by one funnel statement, so a 500k-task move
- * neither holds one giant transaction nor keeps the request waiting: the request answers the job's
- * id and total at once, and the job's progress is read by id.
+ * CHUNK_SIZE tasks (EMBEDDED_CHUNK_SIZE on the embedded store), each chunk one transaction written
+ * by one funnel statement, so a 500k-task move neither holds one giant transaction nor keeps the
+ * request waiting: the request only counts and records the job and answers its id and total, and
+ * the job's progress is read by id. Before each chunk the job awaits Turns.background()
+ * (src/db/turns.ts): it yields to the event loop, and on the embedded store's one connection it
+ * lets the robots' calls in flight finish first.
  *
  * - Tasks a Mate (or another person) holds are skipped and counted (`skipped`); other refusals
  *   (wrong state, duplicate key, gone) are counted as `failed`. Both are listed in `errors`
@@ -27,6 +30,7 @@ import crypto from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { BulkJobError, BulkJobState, Database } from '../db/types.js';
 import type { Units } from '../db/tx.js';
+import { Turns } from '../db/turns.js';
 import type { Clock } from '../lib/clock.js';
 import type { Actor, Caller } from '../lib/caller.js';
 import { Refusal, refused, type FieldProblem, type Outcome } from '../lib/errors.js';
@@ -54,6 +58,11 @@ import type { TaskRow } from '../tasks/store.js';
 export const BULK_ACTIONS = ['move', 'clearError', 'urgent', 'approve', 'reject', 'delete'] as const;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
 export const CHUNK_SIZE = 500;
+/**
+ * On the embedded store's one connection a chunk holds every other caller off while it runs: a
+ * smaller chunk bounds how long a robot's statement waits behind one (bench/jobs-vs-robots.ts).
+ */
+export const EMBEDDED_CHUNK_SIZE = 200;
 /** The most ids one request may list (a larger set is a filter). */
 export const MAX_IDS = 100_000;
 const MAX_ERRORS = 1000;
@@ -210,6 +219,8 @@ export interface BulkJobsOptions {
   chunkSize?: number;
   /** how long a server process holds a job without writing progress before another may take it over */
   leaseMs?: number;
+  /** whom a chunk lets go first (robots first on the embedded store); default: only yield between chunks */
+  turns?: Turns;
 }
 
 /**
@@ -221,8 +232,10 @@ export class BulkJobs {
   readonly owner = crypto.randomUUID();
   private readonly running = new Map<string, Running>();
   private stopping = false;
-  private readonly chunkSize: number;
+  /** tasks per chunk (CHUNK_SIZE, or EMBEDDED_CHUNK_SIZE as the services choose for the embedded store) */
+  readonly chunkSize: number;
   private readonly leaseMs: number;
+  private readonly turns: Turns;
   /** Awaited after each committed chunk (tests stop or stall a server halfway with it). */
   afterChunk: ((jobId: string) => void | Promise<void>) | null = null;
 
@@ -235,6 +248,7 @@ export class BulkJobs {
     const o = typeof opts === 'number' ? { chunkSize: opts } : opts;
     this.chunkSize = o.chunkSize ?? CHUNK_SIZE;
     this.leaseMs = o.leaseMs ?? LEASE_MS;
+    this.turns = o.turns ?? new Turns({ prioritize: false });
   }
 
   /** Counts the tasks, records the job (and its audit entry) and starts it; answers at once with its id and total. */
@@ -350,10 +364,10 @@ export class BulkJobs {
   }
 
   private async run(job: Running): Promise<void> {
-    // let start() answer before the first chunk
-    await new Promise((resolve) => setImmediate(resolve));
     try {
       for (;;) {
+        // before each chunk: let start() answer, requests be read, and robots' calls go first
+        await this.turns.background();
         if (this.stopping) {
           await releaseBulkJob(this.db, job.tenantId, job.id, this.owner);
           return;

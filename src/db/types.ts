@@ -46,6 +46,8 @@ export interface TenantsTable {
   created_at: DefaultTimestamp;
   updated_at: DefaultTimestamp;
   webhooks_allow_private: ColumnType<boolean, boolean | undefined, boolean>;
+  /** how numbers in strings are read (src/lib/values.ts NumberFormat) */
+  number_format: ColumnType<'point' | 'comma', 'point' | 'comma' | undefined, 'point' | 'comma'>;
 }
 
 export interface TenantApiSecretsTable {

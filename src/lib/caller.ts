@@ -1,4 +1,5 @@
 /** Who makes a change, for whom and when: every domain operation takes a Caller. */
+import type { NumberFormat } from './values.js';
 
 export type ActorType = 'mate' | 'user' | 'system';
 
@@ -17,6 +18,8 @@ export interface Caller {
   tenantId: number;
   /** the tenant's IANA time zone: dates without an offset are read in it (docs/product.md §4) */
   timeZone: string;
+  /** how the tenant's numbers in strings are read (src/lib/values.ts); absent: `point` */
+  numberFormat?: NumberFormat;
   actor: Actor;
   /** the request that caused the change, kept in history; null for background jobs */
   requestId: string | null;

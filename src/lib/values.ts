@@ -87,19 +87,56 @@ export function readBoolean(value: unknown, key: string): boolean {
   return b === undefined ? refuse(key, value, 'a boolean (true, false, "true", "false", 1 or 0)') : b;
 }
 
-/** A finite number, or a string with a `.` decimal point (`"12.5"`, `"1e3"`). */
-export function toDecimal(value: unknown): number | undefined {
+/**
+ * How a tenant's numbers in strings are read (the tenant setting numberFormat, docs/mate-api.md §3):
+ * `point`, a `.` decimal point and no thousands separators (`"1234.56"`, `"1e3"`); `comma`, a `,`
+ * decimal comma with optional `.` thousands separators (`"1234,56"`, `"1.234,56"`), as a robot
+ * formats numbers with a Danish culture. JSON numbers are read alike under both.
+ */
+export const NUMBER_FORMATS = ['point', 'comma'] as const;
+export type NumberFormat = (typeof NUMBER_FORMATS)[number];
+
+/** Digits with an optional `,` decimal part: "1234", "1234,56", ",5", "-3,25". */
+const COMMA_PLAIN = /^[+-]?(?:\d+(?:,\d*)?|,\d+)$/;
+/** `.` thousands groups and a `,` decimal part: "1.234,56", "12.345.678,9". */
+const COMMA_GROUPED_DECIMALS = /^[+-]?\d{1,3}(?:\.\d{3})+,\d*$/;
+/** Two or more `.` thousands groups and no decimal part: "1.234.567" (a decimal point never repeats). */
+const COMMA_GROUPED_MANY = /^[+-]?\d{1,3}(?:\.\d{3}){2,}$/;
+/** One `.` before three digits: "1.234" is 1234 with a thousands separator, or 1.234 with a decimal point. */
+const COMMA_AMBIGUOUS = /^[+-]?\d{1,3}\.\d{3}$/;
+
+/** The text of a number under the decimal-comma format, as JavaScript reads it; undefined when it is none or ambiguous. */
+function commaText(value: string): string | undefined {
+  if (COMMA_PLAIN.test(value)) return value.replace(',', '.');
+  if (COMMA_GROUPED_DECIMALS.test(value)) return value.replace(/\./g, '').replace(',', '.');
+  if (COMMA_GROUPED_MANY.test(value)) return value.replace(/\./g, '');
+  return undefined;
+}
+
+/** A finite number, or a string in the tenant's number format (default `point`: `"12.5"`, `"1e3"`). */
+export function toDecimal(value: unknown, format: NumberFormat = 'point'): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string' || value.length > 400 || !DECIMAL_TEXT.test(value)) return undefined;
-  const n = Number(value);
+  if (typeof value !== 'string' || value.length > 400) return undefined;
+  const text = format === 'comma' ? commaText(value) : DECIMAL_TEXT.test(value) ? value : undefined;
+  if (text === undefined) return undefined;
+  const n = Number(text);
   return Number.isFinite(n) ? n + 0 : undefined;
 }
 
 export const DECIMAL_EXPECTED = "a number (a '.' decimal point, no thousands separators)";
+export const DECIMAL_COMMA_EXPECTED = 'a number (a \',\' decimal comma and optional \'.\' thousands separators: "1234,56" or "1.234,56")';
+const DECIMAL_COMMA_AMBIGUOUS =
+  'a number read one way only ("1.234" could be 1234 or 1,234 with this tenant\'s decimal comma: send "1234" or "1,234")';
 
-export function readDecimal(value: unknown, key: string): number {
-  const n = toDecimal(value);
-  return n === undefined ? refuse(key, value, DECIMAL_EXPECTED) : n;
+/** What "… is not <expected>" says of a string that is no number in `format`. */
+export function decimalExpected(value: unknown, format: NumberFormat = 'point'): string {
+  if (format === 'point') return DECIMAL_EXPECTED;
+  return typeof value === 'string' && COMMA_AMBIGUOUS.test(value) ? DECIMAL_COMMA_AMBIGUOUS : DECIMAL_COMMA_EXPECTED;
+}
+
+export function readDecimal(value: unknown, key: string, format: NumberFormat = 'point'): number {
+  const n = toDecimal(value, format);
+  return n === undefined ? refuse(key, value, decimalExpected(value, format)) : n;
 }
 
 /** U+0000, or a UTF-16 surrogate without its other half: text PostgreSQL cannot store (nor UTF-8 carry). */

@@ -25,6 +25,8 @@ export const MATE_ROUTES: MateRoute[] = [...RUN_ROUTES, ...TAKE_ROUTES, ...CREAT
 declare module 'fastify' {
   interface FastifyRequest {
     mate?: MateContext;
+    /** ends this call's foreground turn (src/db/turns.ts) */
+    leaveTurn?: () => void;
   }
   interface FastifyContextConfig {
     mateRoute?: MateRoute;
@@ -42,6 +44,13 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
   // Bodies are checked by the handlers (lenient input); schemas only document the API.
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  // robots first: on the embedded store, bulk jobs and exports wait while a Mate's call is in flight
+  app.addHook('onRequest', async (req) => {
+    req.leaveTurn = services.turns.enter();
+  });
+  app.addHook('onResponse', async (req) => req.leaveTurn?.());
+  app.addHook('onRequestAbort', async (req) => req.leaveTurn?.());
 
   // the token, before the content type and size are looked at
   app.addHook('onRequest', async (req) => {
@@ -83,6 +92,7 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
         const caller: Caller = {
           tenantId: mate.tenantId,
           timeZone: mate.timeZone,
+          numberFormat: mate.numberFormat,
           actor: { type: 'mate', id: mate.mateId, name: mate.mateName },
           requestId: req.id,
           now: services.clock.now(),
@@ -94,7 +104,7 @@ export async function mateApi(app: FastifyInstance, opts: { services: Services; 
               ? new Refusal('invalid_body', 'The body is empty; a JSON value is required')
               : new Refusal('unsupported_media_type', 'Content-Type must be application/json');
           }
-          body = checkTopLevel(route.name, route.bodyType, req.body);
+          body = checkTopLevel(route.name, route.bodyType, req.body, route.bareId);
         }
         const processKey = decodedProcessKey(req);
         let loaded: ProcessDef | null = null;

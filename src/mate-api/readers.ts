@@ -67,15 +67,34 @@ export function isJsonObject(value: unknown): value is Body {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The body, once its top-level JSON type is the endpoint's (an object or an array); refused otherwise. */
-export function checkTopLevel(name: string, bodyType: 'object' | 'array' | undefined, body: unknown): Body | unknown[] | undefined {
+/** A body that is a bare positive integer (the .NET client's `Solved(taskId)`, `FinishRun(runId)`). */
+function isBareId(body: unknown): body is number {
+  return typeof body === 'number' && Number.isSafeInteger(body) && body > 0;
+}
+
+/**
+ * The body, once its top-level JSON type is the endpoint's (an object or an array); refused
+ * otherwise. An endpoint with `bareId` also takes a bare positive integer, as `{ [bareId]: n }`.
+ */
+export function checkTopLevel(
+  name: string,
+  bodyType: 'object' | 'array' | undefined,
+  body: unknown,
+  bareId?: 'taskId' | 'runId',
+): Body | unknown[] | undefined {
+  if (bareId !== undefined && isBareId(body)) return { [bareId]: body };
   if (bodyType === 'array') {
     if (!Array.isArray(body)) throw new Refusal('invalid_body', `${name} takes a JSON array`);
     return body;
   }
   if (bodyType === 'object') {
     if (!isJsonObject(body)) {
-      const hint = Array.isArray(body) && name === 'CreateTask' ? ' (an array of tasks belongs on CreateTasks)' : '';
+      const hint =
+        Array.isArray(body) && name === 'CreateTask'
+          ? ' (an array of tasks belongs on CreateTasks)'
+          : bareId !== undefined
+            ? ` (or a bare positive ${bareId})`
+            : '';
       throw new Refusal('invalid_body', `${name} takes a JSON object${hint}`);
     }
     return body;

@@ -36,6 +36,11 @@ export interface MateRoute<T extends BodyType | undefined = BodyType | undefined
   summary: string;
   /** expected top-level JSON type of a POST body */
   bodyType?: T;
+  /**
+   * An object endpoint that also takes a bare positive integer as its body, read as `{ [bareId]: n }`:
+   * the .NET client's id-only overloads (`Solved(taskId)`, `FinishRun(runId)`) send one.
+   */
+  bareId?: 'taskId' | 'runId';
   /** the endpoint's normal keys, kept on every refusal (docs/mate-api.md §5) */
   refusal: (processKey: string) => Record<string, unknown>;
   handler(ctx: Ctx<BodyOf<T>>): Promise<Answer>;

@@ -159,6 +159,7 @@ export async function peopleApi(app: FastifyInstance, opts: { services: Services
     req.caller = {
       tenantId: person.tenant.id,
       timeZone: person.tenant.timeZone,
+      numberFormat: person.tenant.numberFormat,
       actor: { type: 'user', id: person.user.id, name: person.user.name },
       requestId: req.id,
       now: services.clock.now(),

@@ -6,7 +6,17 @@
 import type { FieldType } from '../db/types.js';
 import type { FieldProblem } from '../lib/errors.js';
 import { formatDateTime, parseDateOnlyInput, parseDateTimeInput } from '../lib/time.js';
-import { DECIMAL_EXPECTED, TEXT_EXPECTED, invalidField, isStorableText, showValue, toBoolean, toDecimal, toText } from '../lib/values.js';
+import {
+  TEXT_EXPECTED,
+  decimalExpected,
+  invalidField,
+  isStorableText,
+  showValue,
+  toBoolean,
+  toDecimal,
+  toText,
+  type NumberFormat,
+} from '../lib/values.js';
 
 /** A field as task data needs it (process_fields, in position order). */
 export interface TaskField {
@@ -44,6 +54,8 @@ export interface TaskDataInput {
   mode: TaskDataMode;
   /** The tenant time zone: dates without an offset are read in it (docs/product.md §4). */
   timeZone: string;
+  /** The tenant's number format: how numbers in strings are read (default `point`). */
+  numberFormat?: NumberFormat;
   /**
    * Update: the task's stored values, so that missingRequired and uniqueKey describe the task as
    * it will be after the update (absent: as if it had none).
@@ -153,19 +165,21 @@ const no = (expected: string): Conversion => ({ ok: false, expected });
  * Converts one non-empty value (not null, not `""`) to the field's type (docs/product.md §3, docs/mate-api.md §6.3).
  * On failure, `expected` completes "… is not <expected>".
  */
-export function convertFieldValue(field: TaskField, value: unknown, timeZone: string): Conversion {
+export function convertFieldValue(field: TaskField, value: unknown, timeZone: string, numberFormat: NumberFormat = 'point'): Conversion {
   switch (field.type) {
     case 'text': {
       const s = toText(value);
       return s === undefined ? no(TEXT_EXPECTED) : { ok: true, value: s };
     }
     case 'number': {
-      const n = toDecimal(value);
-      return n === undefined ? no(DECIMAL_EXPECTED) : { ok: true, value: n };
+      const n = toDecimal(value, numberFormat);
+      return n === undefined ? no(decimalExpected(value, numberFormat)) : { ok: true, value: n };
     }
     case 'integer': {
-      const n = toDecimal(value);
-      if (n === undefined || !Number.isInteger(n)) return no('a whole number');
+      const n = toDecimal(value, numberFormat);
+      if (n === undefined)
+        return no(numberFormat === 'point' ? 'a whole number' : `a whole number: ${decimalExpected(value, numberFormat)}`);
+      if (!Number.isInteger(n)) return no('a whole number');
       if (Math.abs(n) > Number.MAX_SAFE_INTEGER) return no(`a whole number from ${-Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`);
       return { ok: true, value: n };
     }
@@ -283,7 +297,7 @@ export function validateTaskData(input: TaskDataInput): TaskDataResult {
         if (mode === 'update') values[field.name] = null;
         continue;
       }
-      const c = convertFieldValue(field, value, timeZone);
+      const c = convertFieldValue(field, value, timeZone, input.numberFormat);
       if (c.ok) values[field.name] = c.value;
       else add(invalidField(key, value, c.expected));
       continue;

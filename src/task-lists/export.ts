@@ -1,7 +1,9 @@
 /**
  * Exports for people (docs/product.md §6, docs/product.md §5.6): every task of a process matching a filter, and
  * KPI events, as CSV text produced chunk by chunk (a keyset over the id, 1000 rows a query), so an
- * export of any size holds one chunk in memory and no long transaction.
+ * export of any size holds one chunk in memory and no long transaction. Before each query the
+ * export awaits `between` (the routes pass Turns.background, src/db/turns.ts): on the embedded
+ * store's one connection, robots' calls go first.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/types.js';
@@ -14,8 +16,18 @@ import { taskColumns } from '../tasks/store.js';
 
 const CHUNK = 1000;
 
+/** Awaited before each chunk's query. */
+export type Between = () => Promise<void>;
+const noWait: Between = async () => {};
+
 /** CSV of the process's tasks matching `filter`, in id order: system attributes, then one column per field. */
-export async function* exportTasksCsv(db: Kysely<Database>, caller: Caller, proc: ProcessDef, filter: TaskFilter): AsyncGenerator<string> {
+export async function* exportTasksCsv(
+  db: Kysely<Database>,
+  caller: Caller,
+  proc: ProcessDef,
+  filter: TaskFilter,
+  between: Between = noWait,
+): AsyncGenerator<string> {
   const fieldNames = proc.fields.map((f) => f.name);
   yield csvLine([
     'id',
@@ -33,6 +45,7 @@ export async function* exportTasksCsv(db: Kysely<Database>, caller: Caller, proc
   ]);
   let last = 0;
   for (;;) {
+    await between();
     const { rows } = await sql<TaskViewRow>`SELECT ${taskColumns('t')}, NULL::text AS locked_by_name FROM tasks t
       WHERE ${filterCondition(caller.tenantId, proc.id, filter, caller.now)} AND t.id > ${last}
       ORDER BY t.id LIMIT ${CHUNK}`.execute(db);
@@ -66,10 +79,12 @@ export async function* exportKpiEventsCsv(
   db: Kysely<Database>,
   tenantId: number,
   range: { from: Date; to: Date; processId?: number },
+  between: Between = noWait,
 ): AsyncGenerator<string> {
   yield csvLine(['id', 'at', 'processId', 'processKey', 'taskId', 'runId', 'mateId', 'outcome', 'entries', 'secondsSaved']);
   let last = 0;
   for (;;) {
+    await between();
     const { rows } = await sql<
       Record<string, any>
     >`SELECT k.id, k.at, k.process_id, p.process_key, k.task_id, k.run_id, k.mate_id, k.outcome, k.entries, k.seconds_saved

@@ -356,7 +356,14 @@ export function personAction(row: TaskRow, proc: ProcessDef, input: PersonAction
       const editsData = Object.keys(data).length > 0;
       if (row.queue === 'Solved') throw new Refusal('task_solved', `Task ${row.id} is solved; reopen it before editing`);
       if (editsData) refuseIfLocked(row, caller);
-      const r = validateTaskData({ fields: proc.fields, body: data, mode: 'update', timeZone: caller.timeZone, current: row.data });
+      const r = validateTaskData({
+        fields: proc.fields,
+        body: data,
+        mode: 'update',
+        timeZone: caller.timeZone,
+        numberFormat: caller.numberFormat,
+        current: row.data,
+      });
       if (!r.ok) throw problemsRefusal(r.problems.map((p) => ({ ...p, field: p.field === undefined ? undefined : `data.${p.field}` })));
       const text = comment ?? r.reserved.comment ?? null;
       const fieldNames = Object.keys(r.values);

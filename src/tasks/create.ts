@@ -34,7 +34,13 @@ export function prepareTasks(caller: Caller, proc: ProcessDef, items: unknown[],
       });
       return;
     }
-    const r = validateTaskData({ fields: proc.fields, body: item as Record<string, unknown>, mode: 'create', timeZone: caller.timeZone });
+    const r = validateTaskData({
+      fields: proc.fields,
+      body: item as Record<string, unknown>,
+      mode: 'create',
+      timeZone: caller.timeZone,
+      numberFormat: caller.numberFormat,
+    });
     if (!r.ok) {
       for (const p of r.problems) problems.push(batch ? { ...p, index, message: `Item ${index}: ${p.message}` } : p);
       return;

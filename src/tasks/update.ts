@@ -42,7 +42,14 @@ export async function updateTask(
   if (!row || (refusal && refusal.code !== 'task_not_locked_by_you')) throw refusal!;
   if ((!heldByMe && !freeEditable) || !found!.locked) throw new Refusal('task_not_locked_by_you', `Task ${taskId} is not locked by you`);
   const proc = await loadProcess(row.process_id);
-  const r = validateTaskData({ fields: proc.fields, body, mode: 'update', timeZone: caller.timeZone, current: row.data });
+  const r = validateTaskData({
+    fields: proc.fields,
+    body,
+    mode: 'update',
+    timeZone: caller.timeZone,
+    numberFormat: caller.numberFormat,
+    current: row.data,
+  });
   if (!r.ok) throw problemsRefusal(r.problems);
   const uniqueKey = r.uniqueKey;
   // a unique key value used by another task not Solved is refused (docs/product.md §3)

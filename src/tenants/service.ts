@@ -4,12 +4,15 @@ import type { Database } from '../db/types.js';
 import { Refusal } from '../lib/errors.js';
 import { inTransaction, type Tx } from '../db/tx.js';
 import { randomSecret, sha256 } from '../lib/secrets.js';
+import { NUMBER_FORMATS, type NumberFormat } from '../lib/values.js';
 
 export interface Tenant {
   id: number;
   clientId: string;
   name: string;
   timeZone: string;
+  /** how numbers in strings are read (src/lib/values.ts) */
+  numberFormat: NumberFormat;
   secretVersion: number;
 }
 
@@ -61,8 +64,22 @@ export async function createTenant(db: Kysely<Database>, input: CreateTenantInpu
   });
 }
 
-function toTenant(row: { id: number; client_id: string; name: string; time_zone: string; secret_version: number }): Tenant {
-  return { id: row.id, clientId: row.client_id, name: row.name, timeZone: row.time_zone, secretVersion: row.secret_version };
+function toTenant(row: {
+  id: number;
+  client_id: string;
+  name: string;
+  time_zone: string;
+  number_format: NumberFormat;
+  secret_version: number;
+}): Tenant {
+  return {
+    id: row.id,
+    clientId: row.client_id,
+    name: row.name,
+    timeZone: row.time_zone,
+    numberFormat: row.number_format,
+    secretVersion: row.secret_version,
+  };
 }
 
 export async function findTenantByClientId(db: Kysely<Database>, clientId: string): Promise<Tenant | null> {
@@ -126,6 +143,7 @@ export interface TenantSettings {
   clientId: string;
   name: string;
   timeZone: string;
+  numberFormat: NumberFormat;
   secretVersion: number;
 }
 
@@ -135,11 +153,14 @@ export async function getTenant(db: Kysely<Database>, tenantId: number): Promise
   return toTenant(row);
 }
 
-/** Renames the tenant or changes its time zone (read by every later request, Mates' within seconds). */
+/**
+ * Renames the tenant or changes its time zone or number format (read by every later request,
+ * Mates' within seconds).
+ */
 export async function updateTenant(
   tx: Tx,
   tenantId: number,
-  patch: { name?: string; timeZone?: string },
+  patch: { name?: string; timeZone?: string; numberFormat?: string },
   now: Date,
 ): Promise<TenantSettings> {
   if (patch.name !== undefined && (patch.name.trim() === '' || patch.name.length > 200)) {
@@ -151,11 +172,17 @@ export async function updateTenant(
     const message = `Time zone "${patch.timeZone}" is not an IANA time zone (e.g. Europe/Copenhagen)`;
     throw new Refusal('invalid_field', message, [{ field: 'timeZone', code: 'invalid_field', message }]);
   }
+  const numberFormat = patch.numberFormat;
+  if (numberFormat !== undefined && !NUMBER_FORMATS.some((f) => f === numberFormat)) {
+    const message = `Number format "${numberFormat}" is not one of ${NUMBER_FORMATS.join(', ')}`;
+    throw new Refusal('invalid_field', message, [{ field: 'numberFormat', code: 'invalid_field', message }]);
+  }
   const row = await tx.db
     .updateTable('tenants')
     .set({
       ...(patch.name !== undefined ? { name: patch.name.trim() } : {}),
       ...(patch.timeZone !== undefined ? { time_zone: patch.timeZone } : {}),
+      ...(numberFormat !== undefined ? { number_format: numberFormat as NumberFormat } : {}),
       updated_at: now,
     })
     .where('id', '=', tenantId)

@@ -54,6 +54,7 @@ const handBackRoute = (name: string, action: HandBackAction): MateRoute =>
     name,
     withProcess: false,
     bodyType: 'object',
+    bareId: 'taskId',
     refusal: NO_EXTRA_KEYS,
     summary: `Hand back a task you hold: ${action}${name.endsWith('Async') ? ' (same as the synchronous form)' : ''}; with takeNext, also take the next task`,
     doc: { body: handBackBody, response: handBackAnswer },

@@ -51,6 +51,7 @@ export const RUN_ROUTES: MateRoute[] = [
     name: 'FinishRun',
     withProcess: false,
     bodyType: 'object',
+    bareId: 'runId',
     summary: 'Close a run',
     refusal: NO_EXTRA_KEYS,
     doc: {

@@ -18,6 +18,7 @@ import { changeUserPassword } from '../../accounts/sessions.js';
 import { audit, listAudit } from '../../audit/store.js';
 import { Refusal } from '../../lib/errors.js';
 import { randomPassword } from '../../lib/secrets.js';
+import { NUMBER_FORMATS, type NumberFormat } from '../../lib/values.js';
 import { getTenant, rotateApiSecret, updateTenant } from '../../tenants/service.js';
 import { answer, defineRoute, ErrorBody, Id, IdParams, IsoDate, Nullable, OneOf, type PeopleRoute } from '../route.js';
 
@@ -31,7 +32,15 @@ export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 3600;
 const MAX_SECRET_GRACE_SECONDS = 7 * 24 * 3600;
 
 const RoleSchema = OneOf(ROLES);
-const TenantBody = Type.Object({ id: Type.Integer(), clientId: Type.String(), name: Type.String(), timeZone: Type.String() });
+// how numbers in strings are read: point ("1234.56", the default) or comma ("1234,56", "1.234,56")
+const NumberFormatSchema = OneOf(NUMBER_FORMATS);
+const TenantBody = Type.Object({
+  id: Type.Integer(),
+  clientId: Type.String(),
+  name: Type.String(),
+  timeZone: Type.String(),
+  numberFormat: NumberFormatSchema,
+});
 const UserBody = Type.Object({
   id: Type.Integer(),
   username: Type.String(),
@@ -56,11 +65,12 @@ const PasswordInput = Type.String({
   description: 'at least 12 characters; omitted: one is generated and shown once',
 });
 
-const tenantBody = (t: { id: number; clientId: string; name: string; timeZone: string }) => ({
+const tenantBody = (t: { id: number; clientId: string; name: string; timeZone: string; numberFormat: NumberFormat }) => ({
   id: t.id,
   clientId: t.clientId,
   name: t.name,
   timeZone: t.timeZone,
+  numberFormat: t.numberFormat,
 });
 
 async function findMate(db: Parameters<typeof listMates>[0], tenantId: number, id: number) {
@@ -75,7 +85,7 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
     url: '/tenant',
     permission: 'tenant.read',
     tag: 'Administration',
-    summary: 'The tenant: Client Id, name, time zone',
+    summary: 'The tenant: Client Id, name, time zone, number format',
     curl: `curl -s $QM/v1/tenant -H "Authorization: Bearer $TOKEN"`,
     response: { 200: TenantBody },
     async handler({ services, caller }) {
@@ -87,10 +97,14 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
     url: '/tenant',
     permission: 'tenant.manage',
     tag: 'Administration',
-    summary: "Change the tenant's name or time zone (IANA)",
+    summary: "Change the tenant's name, time zone (IANA) or number format (how Mates' numbers in strings are read)",
     curl: `curl -s -X PATCH $QM/v1/tenant -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"timeZone":"Europe/Copenhagen"}'`,
     body: Type.Object(
-      { name: Type.Optional(Type.String({ maxLength: 200 })), timeZone: Type.Optional(Type.String({ maxLength: 100 })) },
+      {
+        name: Type.Optional(Type.String({ maxLength: 200 })),
+        timeZone: Type.Optional(Type.String({ maxLength: 100 })),
+        numberFormat: Type.Optional(NumberFormatSchema),
+      },
       { additionalProperties: false },
     ),
     response: { 200: TenantBody, 400: ErrorBody },
@@ -102,7 +116,10 @@ export const ADMIN_ROUTES: PeopleRoute[] = [
           action: 'tenant.update',
           targetType: 'tenant',
           targetId: caller.tenantId,
-          details: { before: { name: before.name, timeZone: before.timeZone }, after: { name: after.name, timeZone: after.timeZone } },
+          details: {
+            before: { name: before.name, timeZone: before.timeZone, numberFormat: before.numberFormat },
+            after: { name: after.name, timeZone: after.timeZone, numberFormat: after.numberFormat },
+          },
         });
         return tenantBody(after);
       });

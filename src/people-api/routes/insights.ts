@@ -140,10 +140,18 @@ export const INSIGHT_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, query }) {
       if (query.processId !== undefined) await requireProcess(services.db, caller.tenantId, query.processId);
       const { from, end } = kpiRange(query.from, query.to, caller.timeZone);
-      return answer(200, Readable.from(exportKpiEventsCsv(services.db, caller.tenantId, { from, to: end, processId: query.processId })), {
-        'content-type': 'text/csv; charset=utf-8',
-        'content-disposition': 'attachment; filename="kpi-events.csv"',
-      });
+      return answer(
+        200,
+        Readable.from(
+          exportKpiEventsCsv(services.db, caller.tenantId, { from, to: end, processId: query.processId }, () =>
+            services.turns.background(),
+          ),
+        ),
+        {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': 'attachment; filename="kpi-events.csv"',
+        },
+      );
     },
   }),
 ];

@@ -183,7 +183,7 @@ export const TASK_ROUTES: PeopleRoute[] = [
     async handler({ services, caller, params, query }) {
       const proc = await processFor(services, caller, params.id);
       const filter = readTaskFilter(query, proc, caller.timeZone);
-      return answer(200, Readable.from(exportTasksCsv(services.db, caller, proc, filter)), {
+      return answer(200, Readable.from(exportTasksCsv(services.db, caller, proc, filter, () => services.turns.background())), {
         'content-type': 'text/csv; charset=utf-8',
         'content-disposition': `attachment; filename="${proc.processKey.replace(/[^A-Za-z0-9._-]/g, '_')}-tasks.csv"`,
       });

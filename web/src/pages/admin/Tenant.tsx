@@ -1,4 +1,4 @@
-/** The tenant: name and time zone, and the API key (Client Id, rotate the API secret) (admins). */
+/** The tenant: name, time zone and number format, and the API key (Client Id, rotate the API secret) (admins). */
 import { useMemo, useState } from 'react';
 import { Button, Card, Code, CopyButton, Group, Modal, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
@@ -14,23 +14,36 @@ import { Confirm, Problem } from '../../components/admin/Confirm';
 import { ShownOnce } from '../../components/admin/ShownOnce';
 import { ErrorAlert } from '../../components/ErrorAlert';
 
+type NumberFormat = Tenant['numberFormat'];
+
+const NUMBER_FORMATS: { value: NumberFormat; label: string }[] = [
+  { value: 'point', label: 'Decimal point: "1234.56"' },
+  { value: 'comma', label: 'Decimal comma: "1234,56" or "1.234,56" (Danish robots)' },
+];
+
 function SettingsForm({ tenant }: { tenant: Tenant }) {
   const qc = useQueryClient();
   const zones = useMemo(() => timeZones(tenant.timeZone).map((z) => ({ value: z, label: z.replace(/_/g, ' ') })), [tenant.timeZone]);
   const [failure, setFailure] = useState<string | null>(null);
-  const form = useForm<{ name: string; timeZone: string }>({ values: { name: tenant.name, timeZone: tenant.timeZone } });
+  const form = useForm<{ name: string; timeZone: string; numberFormat: NumberFormat }>({
+    values: { name: tenant.name, timeZone: tenant.timeZone, numberFormat: tenant.numberFormat },
+  });
   const { errors, isSubmitting, isDirty } = form.formState;
   const submit = form.handleSubmit(async (v) => {
     setFailure(null);
     try {
-      const t = await api<Tenant>('/v1/tenant', { method: 'PATCH', body: { name: v.name.trim(), timeZone: v.timeZone } });
+      const t = await api<Tenant>('/v1/tenant', {
+        method: 'PATCH',
+        body: { name: v.name.trim(), timeZone: v.timeZone, numberFormat: v.numberFormat },
+      });
       qc.setQueryData(tenantQuery().queryKey, t);
       // every date on every screen follows the tenant's zone (it comes with the session)
       qc.setQueryData(sessionQuery().queryKey, (s) => (s ? { ...s, tenant: { ...s.tenant, name: t.name, timeZone: t.timeZone } } : s));
       notifications.show({ message: `Saved. Dates now show in ${t.timeZone}.` });
     } catch (err) {
-      const placed = placeFieldErrors(err, { timeZone: /time ?zone/i, name: /name/i });
-      for (const [f, m] of Object.entries(placed.byField)) form.setError(f as 'name' | 'timeZone', { message: m as string });
+      const placed = placeFieldErrors(err, { timeZone: /time ?zone/i, numberFormat: /number ?format/i, name: /name/i });
+      for (const [f, m] of Object.entries(placed.byField))
+        form.setError(f as 'name' | 'timeZone' | 'numberFormat', { message: m as string });
       setFailure(placed.message);
     }
   });
@@ -67,6 +80,21 @@ function SettingsForm({ tenant }: { tenant: Tenant }) {
                 nothingFoundMessage="No such time zone"
                 limit={50}
                 error={errors.timeZone?.message}
+              />
+            )}
+          />
+          <Controller
+            control={form.control}
+            name="numberFormat"
+            render={({ field }) => (
+              <Select
+                label="Numbers sent as text"
+                description='How a number field reads a value a robot sends as text. With a decimal comma "1.234" is refused as ambiguous; JSON numbers are read alike either way.'
+                data={NUMBER_FORMATS}
+                value={field.value}
+                onChange={(v) => field.onChange((v ?? 'point') as NumberFormat)}
+                allowDeselect={false}
+                error={errors.numberFormat?.message}
               />
             )}
           />
