@@ -86,6 +86,7 @@ test('a Mate token gives the caller context; the Mate API reads it from the Auth
     tenantId: acme.tenantId,
     clientId: 'acme',
     timeZone: 'Europe/Copenhagen',
+    numberFormat: 'point',
     mateId: acme.mateId,
     mateName: acme.mateUsername,
   });

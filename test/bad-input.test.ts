@@ -124,17 +124,19 @@ function refused(r: Raw, status: number, code: string, normal: Record<string, un
 const DUMMY = (pk: string) => ({ taskId: -1, reason: null, runId: -1, processKey: pk });
 
 /** Every POST endpoint with its normal keys and a body it takes. */
-const POSTS: { url: string; normal: Record<string, unknown>; array: boolean }[] = [
+// bareId: the endpoint also takes a bare positive integer as its id (the .NET client's Solved(taskId), FinishRun(runId))
+const POSTS: { url: string; normal: Record<string, unknown>; array: boolean; bareId?: true }[] = [
   { url: '/api/CreateTask/PK', normal: { taskId: -1 }, array: false },
   { url: '/api/CreateTasks/PK', normal: { taskIds: [] }, array: true },
   { url: '/api/CreateAndTakeTask/PK', normal: DUMMY('PK'), array: false },
   { url: '/api/UpdateTask', normal: {}, array: false },
-  { url: '/api/FinishRun', normal: {}, array: false },
+  { url: '/api/FinishRun', normal: {}, array: false, bareId: true },
   { url: '/api/Failure', normal: {}, array: false },
   ...['Solved', 'Manual', 'Error', 'Retry', 'SolvedAsync', 'ManualAsync', 'ErrorAsync', 'RetryAsync'].map((a) => ({
     url: `/api/${a}`,
     normal: {},
     array: false,
+    bareId: true as const,
   })),
   { url: '/api/Return', normal: { results: [] }, array: true },
   { url: '/api/ExtendLock', normal: { lockedUntil: null }, array: false },
@@ -176,10 +178,12 @@ test('a syntax error is reported with its position; a duplicate key names both s
 });
 
 test('wrong top-level type: an array where an object is expected, an object where an array is', async () => {
-  for (const { url, normal, array } of POSTS) {
+  for (const { url, normal, array, bareId } of POSTS) {
+    // a bare number is an id where the endpoint takes one (contract-dotnet.test.ts); not a positive integer, it is refused there too
+    const numbers = bareId ? ['-42', '4.5', '0'] : ['42'];
     const bodies = array
-      ? ['{"taskId": 1}', '"x"', '42', 'true']
-      : [`[{"taskId": ${held}, "coreSystemKey": "A"}]`, '[]', '"x"', '42', 'false'];
+      ? ['{"taskId": 1}', '"x"', ...numbers, 'true']
+      : [`[{"taskId": ${held}, "coreSystemKey": "A"}]`, '[]', '"x"', ...numbers, 'false'];
     for (const body of bodies) refused(await unchanged(() => raw('POST', url, json(body))), 400, 'invalid_body', normal);
   }
   const hint = await raw('POST', '/api/CreateTask/PK', json('[{"coreSystemKey": "A"}]'));
