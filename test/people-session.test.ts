@@ -35,7 +35,7 @@ test('sign in sets an HttpOnly SameSite=Lax cookie and answers user, tenant, CSR
   const body = res.json();
   assert.equal(body.user.username, 'alice');
   assert.equal(body.user.role, 'agent');
-  assert.deepEqual(body.tenant, { id: a.tenantId, clientId: 'acme', name: 'acme', timeZone: 'UTC' });
+  assert.deepEqual(body.tenant, { id: a.tenantId, clientId: 'acme', name: 'acme', timeZone: 'UTC', numberFormat: 'point' });
   assert.match(body.csrfToken, /^[A-Za-z0-9_-]{40,}$/);
   assert.equal(body.expiresAt, '2026-03-02T22:00:00.000Z');
   const cookie = String(res.headers['set-cookie']);

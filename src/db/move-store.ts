@@ -9,8 +9,8 @@
  *   PostgreSQL), which carries every column type of the schema exactly; identity columns keep
  *   their values (OVERRIDING SYSTEM VALUE), and the triggers that write events are off meanwhile
  *   (the copied rows' events are copied too).
- * - Sequences (the id counters, the opaque-id counters, the take order) continue from the
- *   embedded store's values; so does the key of the opaque ids (id_secret).
+ * - Sequences (the id counters, the take order) continue from the embedded store's values (task
+ *   and run ids are random, migration 0013: nothing to continue).
  * - Event ids derive from the writing transaction's id (xid, docs/events.md §3): PostgreSQL's
  *   transaction counter is moved past the highest one copied, so that new events come after the
  *   copied ones and the copied ones are visible (below the readers' horizon).
@@ -34,7 +34,6 @@ export const TABLES: readonly string[] = [
   'mates',
   'signing_keys',
   'sign_in_failures',
-  'id_secret',
   'processes',
   'process_fields',
   'process_rules',
@@ -54,9 +53,6 @@ export const TABLES: readonly string[] = [
   'queue_counts',
   'queue_count_deltas',
 ];
-
-/** Tables the migrations write rows into, which the copy replaces. */
-const SEEDED = new Set(['id_secret']);
 
 export class MoveError extends Error {}
 
@@ -149,7 +145,7 @@ async function checkEmpty(db: Query, where: string): Promise<void> {
       `${where} is not empty: it has ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ` and ${foreign.length - 3} more` : ''}; move into a new, empty database`,
     );
   for (const r of rows) {
-    if (!TABLES.includes(r.name) || SEEDED.has(r.name)) continue;
+    if (!TABLES.includes(r.name)) continue;
     const { rows: any } = await db.query(`SELECT 1 FROM ${ident(r.name)} LIMIT 1`);
     if (any.length > 0) throw new MoveError(`${where} is not empty: table ${r.name} has rows; move into a new, empty database`);
   }
@@ -250,7 +246,6 @@ export async function moveStore(opts: MoveOptions): Promise<MoveReport> {
            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND n.nspname = current_schema()`,
         );
         for (const t of triggered) await dst.query(`ALTER TABLE ${ident(t.name)} DISABLE TRIGGER USER`);
-        for (const t of SEEDED) await dst.query(`DELETE FROM ${ident(t)}`);
 
         const tables: TableReport[] = [];
         for (const table of TABLES) {
