@@ -53,15 +53,15 @@ export const EXCEPTIONS: { what: RegExp; why: string }[] = [
     why: 'the lock sweeper (src/maintenance/lock-sweep.ts): expired leases of every tenant; it hands them back per tenant',
   },
   {
-    what: /^update runs r set finished_at = \$1, finish_reason = '' from processes p where r\.finished_at is null /,
+    what: /^update runs set finished_at = \$1, finish_reason = '' where \(tenant_id, id\) in \( select r\.tenant_id, r\.id from runs r join processes p on p\.tenant_id = r\.tenant_id and p\.id = r\.process_id where r\.finished_at is null /,
     why: 'the idle-run job (src/maintenance/idle-runs.ts): closes the runs of every tenant idle past their timeout',
   },
   {
-    what: /^delete from idempotency_keys where expires_at <= \$1$/,
+    what: /^delete from idempotency_keys where \(tenant_id, mate_id, key\) in \( select tenant_id, mate_id, key from idempotency_keys where expires_at <= \$1 for update skip locked\)$/,
     why: 'the Idempotency-Key expiry (src/maintenance/idempotency-expiry.ts): records of every tenant older than 24 h',
   },
   {
-    what: /^delete from bulk_jobs where state <> \$1 and finished_at < \$2$/,
+    what: /^delete from bulk_jobs where \(tenant_id, id\) in \( select tenant_id, id from bulk_jobs where state <> '' and finished_at < \$1 for update skip locked\)$/,
     why: 'the bulk-job purge (src/maintenance/bulk-jobs.ts): finished jobs of every tenant past their keeping time',
   },
   {
@@ -97,7 +97,7 @@ export const EXCEPTIONS: { what: RegExp; why: string }[] = [
     why: 'the webhook dispatcher: claims endpoints of any tenant with work; it then reads each endpoint’s events by its tenant',
   },
   {
-    what: /^select p\.tenant_id, p\.process_key, c\.kind, c\.n from /,
+    what: /^select p\.tenant_id, p\.id as process_id, p\.process_key, c\.kind, c\.n from /,
     why: '/metrics (src/metrics/store.ts): the queue gauges of every tenant, for the operator',
   },
   {
