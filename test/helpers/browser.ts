@@ -72,10 +72,7 @@ export async function signIn(page: Page, username: string, password = PASSWORD, 
  * contrast for a moment; a spinner's endless animation is not waited for): no serious or critical violation.
  */
 export async function axe(page: Page, screen: string): Promise<void> {
-  // endless ones (a spinner) never end: only the finite ones are waited for
-  await page.waitForFunction(() =>
-    document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
-  );
+  await settled(page);
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
@@ -104,12 +101,21 @@ export async function done(w: Watched): Promise<void> {
   await w.context.close();
 }
 
+/** The page's finite animations have ended (endless ones, a spinner, never end and are not waited for). */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    document.getAnimations().every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
+  );
+}
+
 /**
  * What reaches past the right edge of the viewport: the page scrolling sideways, any element drawn
  * beyond the edge (inside a scroll box of its own too: on a phone that is content a person must hunt
  * for), and a badge whose text is cut. Empty when the screen fits its width.
  */
 export async function overflow(page: Page): Promise<string[]> {
+  // a notification sliding in from the right edge is past it only while it moves
+  await settled(page);
   // no named functions inside: the test runner's transform would wrap them in a helper the page lacks
   return page.evaluate(() => {
     const width = window.innerWidth;

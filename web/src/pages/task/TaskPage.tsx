@@ -95,7 +95,7 @@ export function TaskPage() {
           </Text>
           <CopyButton value={String(t.id)}>
             {({ copied, copy }) => (
-              <Button size="compact-xs" variant="subtle" onClick={copy} aria-label="Copy the task id">
+              <Button size="compact-xs" variant="subtle" onClick={copy} aria-label={copied ? 'Copied the task id' : 'Copy the task id'}>
                 {copied ? 'Copied' : 'Copy'}
               </Button>
             )}
