@@ -19,13 +19,13 @@
  * autovacuum off. pg_waldump must be able to read the cluster's pg_wal (--wal-dir, default
  * $PGDATA/pg_wal from `SHOW data_directory`).
  */
-import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { HttpClient as Client, startChild } from './child.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -52,62 +52,12 @@ if (!BASE_URL) {
 }
 const log = (s: string) => process.stderr.write(s + '\n');
 
-class Client {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  token: string | null = null;
-  constructor(readonly base: string) {}
-  call(method: string, p: string, body?: unknown, type = 'application/json'): Promise<any> {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        `${this.base}${p}`,
-        {
-          method,
-          agent: this.agent,
-          headers: {
-            ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
-            ...(data ? { 'content-type': type, 'content-length': Buffer.byteLength(data) } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (d) => chunks.push(d));
-          res.on('end', () => {
-            try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString()));
-            } catch (e) {
-              reject(e);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(data);
-    });
-  }
-  close() {
-    this.agent.destroy();
-  }
-}
-
 function startServer(url: string): Promise<{ child: ChildProcess; base: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...EXTRA_ENV, DATABASE_URL: url };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'start', '--port', '0', '--log-level', 'warn'], {
-    env,
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, base: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err.slice(-2000)}`)));
-  });
+  return startChild(
+    ['--import', 'tsx', 'src/main.ts', 'start', '--port', '0', '--log-level', 'warn'],
+    { ...process.env, ...EXTRA_ENV, DATABASE_URL: url },
+    ROOT,
+  );
 }
 
 function cpuSeconds(pid: number): number {

@@ -14,9 +14,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { startChild } from './child.js';
 import { openStore } from '../src/db/store.js';
 import { migrate } from '../src/db/migrator.js';
 import { createTenant } from '../src/tenants/service.js';
@@ -106,23 +107,12 @@ async function setUp(options: Parameters<typeof openStore>[0]): Promise<Fixture>
 const children: ChildProcess[] = [];
 
 function startServer(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], {
-    env: { ...env, QUEUEMATE_TOKEN_SECRET: SECRET },
-    cwd: path.join(HERE, '..'),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, base: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err.slice(-2000)}`)));
-  });
+  return startChild(
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    { ...env, QUEUEMATE_TOKEN_SECRET: SECRET },
+    path.join(HERE, '..'),
+    children,
+  );
 }
 
 async function stopServer(child: ChildProcess): Promise<void> {

@@ -27,7 +27,6 @@
  *
  * Prints tables, then the ratios; writes bench/results/latest.json (and a time-stamped copy).
  */
-import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,6 +42,7 @@ import { createMate } from '../src/accounts/service.js';
 import { createProcess } from '../src/processes/service.js';
 import { MateClient, runWorker } from '../client/src/index.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../test/helpers/pgbouncer.js';
+import { HttpClient, startChild } from './child.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -186,22 +186,6 @@ async function seedSql(pool: pg.Pool | pg.Client, f: Fixture, processKey: string
   );
 }
 
-function startChild(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, base: m[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${err.slice(-2000)}`)));
-  });
-}
-
 async function stopChild(child: ChildProcess) {
   if (child.exitCode !== null) return;
   const gone = new Promise((r) => child.once('exit', r));
@@ -233,6 +217,7 @@ function startQueuemate(store: { databaseUrl?: string; dataDir?: string }, root 
     ['dist/src/main.js', 'start', '--port', '0', '--log-level', 'warn', ...(store.dataDir ? ['--data-dir', store.dataDir] : [])],
     env,
     root,
+    children,
   );
 }
 
@@ -298,42 +283,7 @@ function peakRssMb(pid: number): number {
   }
 }
 
-class Client {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  token: string | null = null;
-  constructor(readonly base: string) {}
-  call(method: string, p: string, body?: unknown, type = 'application/json'): Promise<any> {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        `${this.base}${p}`,
-        {
-          method,
-          agent: this.agent,
-          // content-length and one write: a chunked body's terminator sent as a second small
-          // segment waits for the server's delayed ACK (40 ms per request on Linux)
-          headers: {
-            ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
-            ...(data ? { 'content-type': type, 'content-length': Buffer.byteLength(data) } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (d) => chunks.push(d));
-          res.on('end', () => {
-            try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString()));
-            } catch (e) {
-              reject(e);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.on('socket', (s) => s.setNoDelay(true));
-      req.end(data);
-    });
-  }
+class Client extends HttpClient {
   async signIn(apiSecret: string) {
     const form = new URLSearchParams({
       grant_type: 'password',
@@ -344,9 +294,6 @@ class Client {
     }).toString();
     this.token = (await this.call('POST', '/connect/token', form, 'application/x-www-form-urlencoded')).access_token;
     if (!this.token) throw new Error('bench: sign-in failed');
-  }
-  close() {
-    this.agent.destroy();
   }
 }
 
@@ -712,6 +659,7 @@ function httpFloorSystems(): System[] {
         ['--import', 'tsx', path.join(HERE, 'http-floor.ts'), url, String(fixture.tenantId), String(fixture.processIds.bench), '10'],
         process.env,
         path.join(HERE, '..'),
+        children,
       );
       child = s.child;
       client = new Client(s.base);
