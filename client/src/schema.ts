@@ -665,7 +665,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -741,7 +741,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -817,7 +817,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -893,7 +893,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -969,7 +969,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -1045,7 +1045,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -1121,7 +1121,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };
@@ -1197,7 +1197,7 @@ export interface paths {
                         overwriteEntries?: number | null;
                         /** @description Retry only */
                         activationDate?: string;
-                        /** @description Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task) */
+                        /** @description Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md) */
                         takeNext?: string;
                     };
                 };

@@ -33,7 +33,7 @@ const handBackBody = withProperties(S.taskAction, {
   takeNext: {
     type: 'string',
     description:
-      'Queuemate extension: a ProcessKey. After the hand-back commits, take the next task of that process as TakeNext would and answer it in `next` (one request per task)',
+      'Queuemate extension: a ProcessKey. With the hand-back, take the next task of that process as TakeNext would and answer it in `next` (one request per task; the hand-back commits whether or not a task is taken: docs/mate-api.md)',
   },
 });
 
