@@ -195,7 +195,7 @@ async function measure(M: number) {
     const after = await snapshot(db);
     const stmts = (
       await db.query(
-        `SELECT calls::int, plans::int, wal_bytes::bigint::float8 AS wal_bytes, rows::int, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS q
+        `SELECT calls::int, plans::int, wal_bytes::bigint::float8 AS wal_bytes, rows::int, total_plan_time AS plan_ms, total_exec_time AS exec_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS q
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%'
            AND query NOT LIKE '%pg_current_wal_lsn%'
          ORDER BY calls DESC`,
@@ -215,6 +215,9 @@ async function measure(M: number) {
       serverCpuMsPerCycle: per((cpu1 - cpu0) * 1000),
       statementsPerCycle: per(sum('calls')),
       plansPerCycle: per(sum('plans')),
+      // time inside PostgreSQL (pg_stat_statements; wall time, so it grows with the machine's load)
+      planMsPerCycle: Number((sum('plan_ms') / done).toFixed(3)),
+      execMsPerCycle: Number((sum('exec_ms') / done).toFixed(3)),
       transactionsPerCycle: per(after.xacts - before.xacts),
       walBytesPerCycle: per(Number(after.walBytes - before.walBytes)),
       walRecordsPerCycle: per([...wal.values()].reduce((a, k) => a + k.n, 0)),
@@ -228,6 +231,8 @@ async function measure(M: number) {
       statements: stmts.slice(0, 14).map((r) => ({
         callsPerCycle: per(r.calls),
         plans: r.plans,
+        planMsPerCall: Number((r.plan_ms / Math.max(1, r.plans)).toFixed(3)),
+        execMsPerCall: Number((r.exec_ms / Math.max(1, r.calls)).toFixed(3)),
         walBytesPerCall: Math.round(r.wal_bytes / Math.max(1, r.calls)),
         q: r.q,
       })),

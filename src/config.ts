@@ -40,6 +40,7 @@ export interface Config {
   processes: number;
   dbSessionUrl: string | null;
   dbPreparedStatements: 'on' | 'off';
+  dbGenericPlans: 'on' | 'off';
 }
 
 type Kind = 'int' | 'string' | 'url' | 'enum' | 'path' | 'proxy' | 'processes';
@@ -112,6 +113,16 @@ export const SETTINGS: readonly Setting[] = [
     values: ['on', 'off'],
     description:
       'PostgreSQL: send the hot statements as named prepared statements (`off` behind PgBouncer older than 1.21 in transaction mode, or without its max_prepared_statements).',
+  },
+  {
+    key: 'dbGenericPlans',
+    env: 'QUEUEMATE_DB_GENERIC_PLANS',
+    flag: '--db-generic-plans',
+    kind: 'enum',
+    default: 'on',
+    values: ['on', 'off'],
+    description:
+      "PostgreSQL, with prepared statements on: half of the pool's connections serve the Mate API's takes and hand-backs with `plan_cache_mode = force_generic_plan`, so their statements are planned once per connection (`off` behind a pooler that refuses the start-up parameter `options`, such as PgBouncer).",
   },
   {
     key: 'dataDir',

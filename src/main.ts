@@ -203,6 +203,7 @@ async function start(config: Config): Promise<void> {
     statementTimeoutMs: config.dbStatementTimeoutMs,
     sessionUrl: config.dbSessionUrl,
     preparedStatements: config.dbPreparedStatements === 'on',
+    genericPlans: config.dbGenericPlans === 'on',
   });
   let app: FastifyInstance | undefined;
   let backups: import('./db/backup.js').BackupServer | null = null;

@@ -48,11 +48,15 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   const units = new Units(store.db, notifier);
   const auth = await MateAuth.create(config, store, clock, notifier);
   const processes = new ProcessCache(store.db, notifier);
-  const batchers = new TaskBatchers(units, notifier);
+  // takes and hand-backs on the hot connections (generic plans, store.ts `hotDb`); the same Units
+  // when the store has none
+  const hotUnits = store.hotDb === store.db ? units : new Units(store.hotDb, notifier);
+  const batchers = new TaskBatchers(hotUnits, notifier);
   const metrics = new Metrics(store.db, store.pool, clock, processLabelFor(config));
   const events = new Events({
     db: store.db,
-    units,
+    watermarkDb: store.hotDb,
+    units: hotUnits === units ? [units] : [units, hotUnits],
     clock,
     listen: store.sessionConfig,
     dispatcher: {

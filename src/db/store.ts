@@ -26,6 +26,14 @@ export interface Store {
   readonly kind: StoreKind;
   readonly pool: pg.Pool;
   readonly db: Kysely<Database>;
+  /**
+   * The Mate API's hot path (takes, hand-backs, the events watermark): on PostgreSQL with generic
+   * plans (`genericPlans`), a pool of its own whose connections plan each prepared statement once;
+   * otherwise `db` itself.
+   */
+  readonly hotDb: Kysely<Database>;
+  /** the hot path's own pool, when it has one (metrics, tests) */
+  readonly hotPool: pg.Pool | null;
   /** Where the data lives, safe to print (password redacted). */
   readonly location: string;
   /** The data directory was taken over from a process that stopped without closing it (embedded store). */
@@ -91,6 +99,15 @@ export interface OpenStoreOptions {
   sessionUrl?: string | null;
   /** PostgreSQL: send the marked statements as named prepared statements (default true) */
   preparedStatements?: boolean;
+  /**
+   * PostgreSQL, with prepared statements: give the hot path (`hotDb`) half of the pool's
+   * connections, opened with plan_cache_mode = force_generic_plan (default false; the server's
+   * start turns it on with QUEUEMATE_DB_GENERIC_PLANS). Its statements then run on the plan made at
+   * their first execution: with batches of varying size PostgreSQL otherwise plans the take and the
+   * funnel's statement anew on every call (a custom plan per array length), 2-4 ms of planning
+   * each. The people's searches keep the other connections and their custom plans.
+   */
+  genericPlans?: boolean;
   /**
    * Embedded store: flush the write-ahead log before an acknowledged change is answered (the
    * setting QUEUEMATE_EMBEDDED_FSYNC, default on). An injected PGlite flushes only when a test
@@ -170,6 +187,7 @@ function noteWrites(client: pg.PoolClient, flusher: WalFlusher): void {
 }
 
 interface WrapExtras {
+  hotPool?: pg.Pool | null;
   sessionConfig?: pg.ClientConfig;
   uncleanStop?: boolean;
   flusher?: WalFlusher | null;
@@ -179,12 +197,16 @@ interface WrapExtras {
 function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => Promise<void>, extras: WrapExtras = {}): Store {
   const sessionConfig = extras.sessionConfig ?? null;
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const hotPool = extras.hotPool ?? null;
+  const hotDb = hotPool ? new Kysely<Database>({ dialect: new PostgresDialect({ pool: hotPool }) }) : db;
   let closed = false;
   const flusher = extras.flusher ?? null;
   return {
     kind,
     pool,
     db,
+    hotDb,
+    hotPool,
     location,
     uncleanStop: extras.uncleanStop ?? false,
     sessionConfig,
@@ -202,6 +224,8 @@ function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => P
       // Kysely ends the pool only if it ran a query itself; the migrator and /readyz use the pool
       // directly, and a pool left open keeps the process alive (`queuemate migrate` would hang).
       if (!pool.ended && !pool.ending) await pool.end();
+      if (hotPool && !hotPool.ended && !hotPool.ending) await hotDb.destroy();
+      if (hotPool && !hotPool.ended && !hotPool.ending) await hotPool.end();
       await onClose();
     },
   };
@@ -219,9 +243,11 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.databaseUrl) {
     const lockTimeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-    const pool = new pg.Pool({
+    const prepared = opts.preparedStatements !== false;
+    const size = opts.poolSize ?? 10;
+    const hotSize = opts.genericPlans && prepared && size >= 2 ? Math.floor(size / 2) : 0;
+    const poolConfig: pg.PoolConfig = {
       connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 10,
       // Fail a request fast rather than queue behind a database that is down (docs/mate-api.md §5: 503).
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30000,
@@ -230,22 +256,28 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       // start-up parameters it does not know (docs/deployment.md, "PgBouncer").
       ...(lockTimeout > 0 ? { lock_timeout: lockTimeout } : {}),
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
-    });
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', () => {});
-    const prepared = opts.preparedStatements !== false;
-    pool.on('connect', (client) => onConnect(client, prepared));
+    };
+    const pool = new pg.Pool({ ...poolConfig, max: size - hotSize });
+    // the start-up parameter `options` (a pooler may refuse it: the setting is then off)
+    const hotPool = hotSize ? new pg.Pool({ ...poolConfig, max: hotSize, options: '-c plan_cache_mode=force_generic_plan' }) : null;
+    for (const p of hotPool ? [pool, hotPool] : [pool]) {
+      // An idle client losing its connection must not crash the process; the pool replaces it.
+      p.on('error', () => {});
+      p.on('connect', (client) => onConnect(client, prepared));
+    }
     try {
       const client = await pool.connect();
       client.release();
+      if (hotPool) (await hotPool.connect()).release();
     } catch (err) {
       await pool.end().catch(() => {});
+      await hotPool?.end().catch(() => {});
       throw new StoreUnavailableError(
         `cannot reach PostgreSQL at ${redact(opts.databaseUrl)}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`,
       );
     }
     const sessionConfig: pg.ClientConfig = { connectionString: opts.sessionUrl || opts.databaseUrl, connectionTimeoutMillis: 5000 };
-    return wrap('postgres', pool, redact(opts.databaseUrl), async () => {}, { sessionConfig });
+    return wrap('postgres', pool, redact(opts.databaseUrl), async () => {}, { sessionConfig, hotPool });
   }
 
   const [{ PGlite }, { createPgConfig }] = await Promise.all([

@@ -15,7 +15,10 @@ import { Dispatcher, type DispatcherOptions } from './webhook-dispatcher.js';
 
 export interface EventsOptions {
   db: Kysely<Database>;
-  units: Units;
+  /** where the watermark's statement runs, once a second and after units of work (default `db`) */
+  watermarkDb?: Kysely<Database>;
+  /** the units of work whose end wakes the watermark (the app's, and the hot path's when it has its own) */
+  units: Units[];
   clock: Clock;
   /** PostgreSQL: the connection settings for LISTEN, and NOTIFY the other processes; null on PGlite */
   listen: pg.ClientConfig | null;
@@ -35,7 +38,7 @@ export class Events {
 
   constructor(opts: EventsOptions) {
     const origin = crypto.randomUUID();
-    this.watermark = new EventWatermark(opts.db, {
+    this.watermark = new EventWatermark(opts.watermarkDb ?? opts.db, {
       notify: opts.listen !== null,
       origin,
       // transactions of other processes, and of writes made outside a unit of work
@@ -46,7 +49,7 @@ export class Events {
       },
       onError: (err) => this.reportError(err, 'events watermark'),
     });
-    opts.units.afterWork = () => this.watermark.kick();
+    for (const units of opts.units) units.afterWork = () => this.watermark.kick();
     this.dispatcher = new Dispatcher(opts.db, opts.clock, {
       ...opts.dispatcher,
       onEventWritten: () => this.watermark.kick(),

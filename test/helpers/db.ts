@@ -106,7 +106,8 @@ export interface TestStore extends Store {
 export async function testStore(opts: { poolSize?: number; flushFs?: FlushFs } = {}): Promise<TestStore> {
   if (DATABASE_URL) {
     const { url, drop } = await postgresDatabase();
-    const store = await openStore({ databaseUrl: url, dataDir: '', poolSize: opts.poolSize ?? 10 });
+    // as `queuemate start` opens it: the hot path on connections with generic plans
+    const store = await openStore({ databaseUrl: url, dataDir: '', poolSize: opts.poolSize ?? 10, genericPlans: true });
     return Object.assign(Object.create(null), store, {
       url,
       async close() {
