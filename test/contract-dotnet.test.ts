@@ -405,7 +405,8 @@ test('C11, C12, C14: the worker template end to end: routed paths, the dummy tas
   const { rows } = await sql<{
     finish_reason: string;
     solved_count: number;
-  }>`SELECT finish_reason, solved_count FROM runs WHERE id = ${runId}`.execute(t.store.db);
+  }>`SELECT r.finish_reason, o.solved_count FROM runs r JOIN run_outcomes o ON o.tenant_id = r.tenant_id AND o.run_id = r.id
+    WHERE r.id = ${runId}`.execute(t.store.db);
   assert.deepEqual(rows[0], { finish_reason: 'emptyQueue', solved_count: 2 });
 });
 

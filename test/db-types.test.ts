@@ -159,7 +159,7 @@ test('the comparison names each schema change the types do not follow', async ()
       ALTER TABLE notifications ALTER COLUMN read_at SET NOT NULL;
       ALTER TABLE task_comments ALTER COLUMN body DROP NOT NULL;
       ALTER TABLE kpi_events ALTER COLUMN entries SET DEFAULT 1;
-      ALTER TABLE runs ALTER COLUMN solved_count DROP DEFAULT;
+      ALTER TABLE runs ALTER COLUMN mate_ids DROP DEFAULT;
       ALTER TABLE outbox_events ALTER COLUMN "type" TYPE integer USING 0;
       ALTER TABLE webhook_deliveries ALTER COLUMN created_at TYPE date;
       ALTER TABLE tasks DROP CONSTRAINT tasks_queue_check,
@@ -180,7 +180,7 @@ test('the comparison names each schema change the types do not follow', async ()
     'task_comments.body: nullable in the database, but its select type does not admit null',
     'task_comments.body: nullable in the database, but its insert type does not admit null',
     'kpi_events.entries: has a default or identity in the database, but its insert type requires a value',
-    'runs.solved_count: NOT NULL without a default in the database',
+    'runs.mate_ids: NOT NULL without a default in the database',
     'outbox_events.type: integer in the database reads as number, but the select type has string',
     'outbox_events.type: integer in the database takes number on insert, but the insert type has string',
     'webhook_deliveries.created_at: date in the database reads as string, but the select type has Date',

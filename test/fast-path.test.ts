@@ -242,8 +242,11 @@ test('ledger: concurrent takes, hand-backs and combined calls lose nothing and g
     assert.equal(taken.filter((x) => x === r.id).length, r.taken);
   }
   // the runs counted every hand-back
-  const { rows: runs } = await sql<{ n: number }>`SELECT coalesce(sum(solved_count + manual_count + error_count + retry_count), 0)::int AS n
+  const { rows: runs } = await sql<{
+    n: number;
+  }>`SELECT coalesce(sum(o.solved_count + o.manual_count + o.error_count + o.retry_count), 0)::int AS n
     FROM runs r JOIN processes p ON p.tenant_id = r.tenant_id AND p.id = r.process_id
+    JOIN run_outcomes o ON o.tenant_id = r.tenant_id AND o.run_id = r.id
     WHERE r.tenant_id = ${tenant.tenantId} AND p.process_key = 'Other'`.execute(t.store.db);
   assert.equal(runs[0].n, taken.length);
 });
@@ -315,8 +318,9 @@ test('combined calls of two Mates: each hand-back is counted once in its run, wh
   const [solved, manual] = await Promise.all([work(mate, a, 'Solved'), work(second, b, 'Manual')]);
   assert.equal(solved + manual, 12);
   const { rows } = await sql<{ solved_count: number; manual_count: number; mate_ids: number[]; finished: boolean }>`
-    SELECT solved_count, manual_count, mate_ids, finished_at IS NOT NULL AS finished FROM runs
-    WHERE tenant_id = ${tenant.tenantId} AND process_id = ${processId}`.execute(t.store.db);
+    SELECT o.solved_count, o.manual_count, r.mate_ids, r.finished_at IS NOT NULL AS finished
+    FROM runs r JOIN run_outcomes o ON o.tenant_id = r.tenant_id AND o.run_id = r.id
+    WHERE r.tenant_id = ${tenant.tenantId} AND r.process_id = ${processId}`.execute(t.store.db);
   assert.equal(rows.length, 1);
   assert.equal(rows[0].solved_count, solved);
   assert.equal(rows[0].manual_count, manual);

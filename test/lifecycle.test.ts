@@ -383,7 +383,8 @@ test('runs: takes and hand-backs record the last activity to the second; a new M
   const run = async (id: number) =>
     (
       await sql<{ last_activity_at: Date; mate_ids: number[]; solved_count: number; version: string }>`
-        SELECT last_activity_at, mate_ids, solved_count, xmin::text AS version FROM runs WHERE id = ${id}`.execute(t.store.db)
+        SELECT r.last_activity_at, r.mate_ids, coalesce(o.solved_count, 0) AS solved_count, r.xmin::text AS version
+        FROM runs r LEFT JOIN run_outcomes o ON o.tenant_id = r.tenant_id AND o.run_id = r.id WHERE r.id = ${id}`.execute(t.store.db)
     ).rows[0];
   const first = await mate.takeNext(pk);
   const opened = await run(first.runId);
@@ -393,10 +394,12 @@ test('runs: takes and hand-backs record the last activity to the second; a new M
   const second = await mate.takeNext(pk);
   assert.equal(second.runId, first.runId);
   assert.equal((await run(first.runId)).version, opened.version, 'the run row was not rewritten');
-  // a hand-back within the second counts, without moving the last activity
+  // a hand-back within the second counts (its KPI event), without moving the last activity: the
+  // run row is not written
   assert.equal((await mate.post('/api/Solved', { taskId: first.taskId })).body.succeeded, true);
   let now = await run(first.runId);
   assert.deepEqual([now.solved_count, now.last_activity_at.getTime()], [1, opened.last_activity_at.getTime()]);
+  assert.equal(now.version, opened.version, 'the run row was not rewritten by the hand-back');
   // a second on, the hand-back moves it
   clock.advance(1);
   assert.equal((await mate.post('/api/Solved', { taskId: second.taskId })).body.succeeded, true);

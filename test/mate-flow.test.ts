@@ -97,7 +97,8 @@ test('worker: drain with TakeNext until -1, solving some and sending others to M
     solved_count: number;
     manual_count: number;
     finish_reason: string;
-  }>`SELECT solved_count, manual_count, finish_reason FROM runs WHERE id = ${runId}`.execute(t.store.db);
+  }>`SELECT o.solved_count, o.manual_count, r.finish_reason FROM runs r JOIN run_outcomes o ON o.tenant_id = r.tenant_id AND o.run_id = r.id
+    WHERE r.id = ${runId}`.execute(t.store.db);
   assert.deepEqual(run.rows[0], { solved_count: 3, manual_count: 3, finish_reason: 'emptyQueue' });
   const comments = await sql<{ n: number }>`SELECT count(*)::int AS n FROM task_comments WHERE tenant_id = ${tenant.tenantId}`.execute(
     t.store.db,

@@ -202,10 +202,6 @@ export interface RunsTable {
   finish_reason: string | null;
   last_activity_at: Timestamp;
   mate_ids: ColumnType<number[], number[] | undefined, number[]>;
-  solved_count: ColumnType<number, number | undefined, number>;
-  manual_count: ColumnType<number, number | undefined, number>;
-  error_count: ColumnType<number, number | undefined, number>;
-  retry_count: ColumnType<number, number | undefined, number>;
 }
 
 /** A task's data: field name to value, as the Mate API sends and returns it. */

@@ -76,21 +76,19 @@ export async function finishRun(db: Kysely<Database>, tenantId: number, runId: n
 }
 
 /**
- * Adds the hand-back outcomes among the changes in `source` (the task funnel's change relation)
- * to their runs' counters, and moves the runs' last activity: one write for any number of runs.
+ * Moves the last activity of the runs of the hand-backs among the changes in `source` (the task
+ * funnel's change relation), for a run whose last activity is older than the slack: one write for
+ * any number of runs. A run's counts by outcome are its KPI events' (migration 0018, the view
+ * run_outcomes), so the run row is written at most once a second; every other hand-back leaves it
+ * unlocked, and the takes and hand-backs of other server processes do not queue behind it.
  */
-export function runCountsFromChanges(source: string): RawBuilder<unknown> {
+export function runActivityFromChanges(source: string): RawBuilder<unknown> {
   const s = sql.raw(source);
-  // last activity moves only past the slack: the counters alone change no indexed column, so the
-  // row is updated in place (HOT) instead of adding an entry to each of the run's four indexes
-  return sql`UPDATE runs r SET solved_count = r.solved_count + c.s, manual_count = r.manual_count + c.m,
-      error_count = r.error_count + c.e, retry_count = r.retry_count + c.r,
-      last_activity_at = CASE WHEN c.at - r.last_activity_at >= LEAST(${sql.lit(ACTIVITY_SLACK_SECONDS)}, p.run_timeout_seconds / 10.0) * interval '1 second'
-        THEN c.at ELSE r.last_activity_at END
-    FROM (SELECT tenant_id, run_id, count(*) FILTER (WHERE kpi_outcome = 'Solved') AS s, count(*) FILTER (WHERE kpi_outcome = 'Manual') AS m,
-        count(*) FILTER (WHERE kpi_outcome = 'Error') AS e, count(*) FILTER (WHERE kpi_outcome = 'Retry') AS r, max(at) AS at
+  return sql`UPDATE runs r SET last_activity_at = c.at
+    FROM (SELECT tenant_id, run_id, max(at) AS at
       FROM ${s} WHERE kpi_outcome IS NOT NULL AND run_id IS NOT NULL GROUP BY tenant_id, run_id) c, processes p
-    WHERE r.tenant_id = c.tenant_id AND r.id = c.run_id AND p.tenant_id = r.tenant_id AND p.id = r.process_id`;
+    WHERE r.tenant_id = c.tenant_id AND r.id = c.run_id AND r.finished_at IS NULL AND p.tenant_id = r.tenant_id AND p.id = r.process_id
+      AND c.at - r.last_activity_at >= LEAST(${sql.lit(ACTIVITY_SLACK_SECONDS)}, p.run_timeout_seconds / 10.0) * interval '1 second'`;
 }
 
 /**

@@ -8,7 +8,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Tx } from '../db/tx.js';
 import type { ProcessDef } from '../processes/store.js';
-import { runCountsFromChanges, activitySlack } from '../runs/store.js';
+import { runActivityFromChanges, activitySlack } from '../runs/store.js';
 import { APPLY, APPLY_PARAMETERS, applyParameters, derivedWrites, publishChanges, type TaskChange } from './funnel.js';
 import { takeOrder, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 
@@ -36,8 +36,8 @@ function statement(tx: Tx, deadlines: boolean): CompiledQuery {
   );
   const order = takeOrder(deadlines);
   const writes = derivedWrites('all_changes').map(([name, query]) =>
-    // the run counts of the run the take's upsert rewrote are added by that upsert (a row changes once per statement)
-    name === 'run_counts' ? ([name, runCountsFromChanges('uncounted')] as const) : ([name, query] as const),
+    // the last activity of the run the take's upsert rewrote is that upsert's (a row changes once per statement)
+    name === 'run_activity' ? ([name, runActivityFromChanges('uncounted')] as const) : ([name, query] as const),
   );
   q = sql`${APPLY}
   -- the takers: the takes' slots and one per hand-back that was written, numbered in their order
@@ -56,31 +56,28 @@ function statement(tx: Tx, deadlines: boolean): CompiledQuery {
     FOR UPDATE SKIP LOCKED
   ),
   numbered AS (SELECT id, row_number() OVER (ORDER BY ${order}) AS rn FROM picked),
-  open_run AS (SELECT id FROM runs WHERE tenant_id = ${tenant}::bigint AND process_id = ${proc}::bigint AND finished_at IS NULL),
-  hb_counts AS (
-    SELECT run_id, count(*) FILTER (WHERE kpi_outcome = 'Solved') AS s, count(*) FILTER (WHERE kpi_outcome = 'Manual') AS m,
-      count(*) FILTER (WHERE kpi_outcome = 'Error') AS e, count(*) FILTER (WHERE kpi_outcome = 'Retry') AS r
-    FROM changes WHERE kpi_outcome IS NOT NULL AND run_id IS NOT NULL GROUP BY run_id
+  -- the open run, share-locked: it stays open until this commits (a FinishRun or a timeout waits),
+  -- while the takes of other server processes share the lock instead of queueing for it
+  open_run AS (
+    SELECT id, mate_ids, last_activity_at FROM runs
+    WHERE tenant_id = ${tenant}::bigint AND process_id = ${proc}::bigint AND finished_at IS NULL FOR SHARE
   ),
-  -- take.ts's upsert of the open run, which also adds the hand-backs' counts when they are that
-  -- run's: the run row is then written once (the counters and a last activity inside the slack
-  -- change no indexed column: an in-place update)
+  hb_mates AS (SELECT ARRAY(SELECT DISTINCT s.mate_id FROM hb_slots s JOIN numbered n ON n.rn = s.rn) AS ids),
+  -- take.ts's upsert of the open run, written only when it gains a Mate or its last activity is
+  -- older than the slack
   run AS (
     INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
-    SELECT ${tenant}::bigint, ${proc}::bigint, ${now}::timestamptz, ${now}::timestamptz,
-      ARRAY(SELECT DISTINCT s.mate_id FROM hb_slots s JOIN numbered n ON n.rn = s.rn)
+    SELECT ${tenant}::bigint, ${proc}::bigint, ${now}::timestamptz, ${now}::timestamptz, (SELECT ids FROM hb_mates)
     WHERE EXISTS (SELECT 1 FROM picked)
+      AND NOT EXISTS (SELECT 1 FROM open_run o WHERE o.mate_ids @> (SELECT ids FROM hb_mates)
+        AND o.last_activity_at >= ${now}::timestamptz - ${slack}::interval)
     ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
     DO UPDATE SET
       last_activity_at = CASE WHEN runs.last_activity_at >= EXCLUDED.last_activity_at - ${slack}::interval THEN runs.last_activity_at
         ELSE EXCLUDED.last_activity_at END,
-      mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m),
-      solved_count = runs.solved_count + COALESCE((SELECT c.s FROM hb_counts c WHERE c.run_id = runs.id), 0),
-      manual_count = runs.manual_count + COALESCE((SELECT c.m FROM hb_counts c WHERE c.run_id = runs.id), 0),
-      error_count = runs.error_count + COALESCE((SELECT c.e FROM hb_counts c WHERE c.run_id = runs.id), 0),
-      retry_count = runs.retry_count + COALESCE((SELECT c.r FROM hb_counts c WHERE c.run_id = runs.id), 0)
+      mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m)
     WHERE NOT (runs.mate_ids @> EXCLUDED.mate_ids AND runs.last_activity_at >= EXCLUDED.last_activity_at - ${slack}::interval
-      AND runs.id IN (SELECT id FROM open_run) AND NOT EXISTS (SELECT 1 FROM hb_counts c WHERE c.run_id = runs.id))
+      AND runs.id IN (SELECT id FROM open_run))
     RETURNING id
   ),
   locked AS (

@@ -30,7 +30,7 @@ import type { Tx } from '../db/tx.js';
 import { callerMateId, type Caller } from '../lib/caller.js';
 import { historyFromChanges, commentsFromChanges } from '../history/store.js';
 import { kpiEventsFromChanges, type KpiOutcomeName } from '../kpis/rules.js';
-import { runCountsFromChanges } from '../runs/store.js';
+import { runActivityFromChanges } from '../runs/store.js';
 import { failureClearFromChanges } from '../processes/store.js';
 import { eventsFromChanges } from '../events/outbox.js';
 import { countDeltasFromChanges } from '../processes/counters.js';
@@ -76,7 +76,7 @@ export function derivedWrites(source: string): [name: string, query: RawBuilder<
     ['history', historyFromChanges(source)],
     ['comments', commentsFromChanges(source)],
     ['kpi_events', kpiEventsFromChanges(source)],
-    ['run_counts', runCountsFromChanges(source)],
+    ['run_activity', runActivityFromChanges(source)],
     ['failures_cleared', failureClearFromChanges(source)],
     ['outbox', eventsFromChanges(source, 'history')],
     ['count_deltas', countDeltasFromChanges(source)],

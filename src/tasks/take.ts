@@ -77,14 +77,21 @@ export async function takeTasks(
       SELECT * FROM unnest(${slots.map((s) => s.mateId)}::bigint[], ${slots.map((s) => s.mateName)}::text[], ${slots.map((s) => s.requestId)}::text[])
         WITH ORDINALITY AS s(mate_id, mate_name, request_id, rn)
     ),
-    open_run AS (SELECT id FROM runs WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL),
-    -- the open run is rewritten only when it gains a Mate or its last activity is older than the
-    -- slack (runs.ts ACTIVITY_SLACK): most takes leave it as it is (no new row version, none of
-    -- its four index entries). The conflict still locks the run, so it is open until this commits.
+    -- the open run, share-locked: it stays open until this commits (a FinishRun or a timeout waits
+    -- for it), while the takes of other server processes share the lock instead of queueing for it
+    open_run AS (
+      SELECT id, mate_ids, last_activity_at FROM runs
+      WHERE tenant_id = ${tenantId} AND process_id = ${processId} AND finished_at IS NULL FOR SHARE
+    ),
+    mates AS (SELECT ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn) AS ids),
+    -- the open run is written only when it gains a Mate or its last activity is older than the
+    -- slack (runs.ts ACTIVITY_SLACK): most takes neither rewrite nor lock it for update
     run AS (
       INSERT INTO runs (tenant_id, id, process_id, started_at, last_activity_at, mate_ids)
-      SELECT ${tenantId}, ${newRunId(tenantId)}, ${processId}, ${now}, ${now}, ARRAY(SELECT DISTINCT s.mate_id FROM slots s JOIN numbered n ON n.rn = s.rn)
+      SELECT ${tenantId}, ${newRunId(tenantId)}, ${processId}, ${now}, ${now}, (SELECT ids FROM mates)
       WHERE EXISTS (SELECT 1 FROM picked)
+        AND NOT EXISTS (SELECT 1 FROM open_run o WHERE o.mate_ids @> (SELECT ids FROM mates)
+          AND o.last_activity_at >= ${now}::timestamptz - ${activitySlack(proc.runTimeoutSeconds)}::interval)
       ON CONFLICT (tenant_id, process_id) WHERE finished_at IS NULL
       DO UPDATE SET last_activity_at = GREATEST(runs.last_activity_at, EXCLUDED.last_activity_at),
         mate_ids = ARRAY(SELECT DISTINCT m FROM unnest(runs.mate_ids || EXCLUDED.mate_ids) AS m)
