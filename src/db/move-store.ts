@@ -54,6 +54,9 @@ export const TABLES: readonly string[] = [
   'queue_count_deltas',
 ];
 
+/** The schema's views: made by the migrations, nothing to copy (run_outcomes reads kpi_events). */
+export const VIEWS = ['run_outcomes'];
+
 export class MoveError extends Error {}
 
 export interface TableReport {
@@ -138,7 +141,7 @@ async function checkEmpty(db: Query, where: string): Promise<void> {
     `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1`,
   );
-  const known = new Set([...TABLES, 'schema_migrations']);
+  const known = new Set([...TABLES, ...VIEWS, 'schema_migrations']);
   const foreign = rows.map((r) => r.name).filter((n) => !known.has(n));
   if (foreign.length > 0)
     throw new MoveError(
