@@ -17,7 +17,7 @@ export interface RunRow {
  * candidates the tenant has not used. Three taken at once would take a tenant holding a sizeable
  * share of the 2^52 ids; the insert would then fail on its NOT NULL id rather than reuse one.
  */
-export function newRunId(tenantId: number): RawBuilder<number> {
+export function newRunId(tenantId: number | RawBuilder<unknown>): RawBuilder<number> {
   return sql<number>`(SELECT c.id FROM (VALUES (1, qm_random_id()), (2, qm_random_id()), (3, qm_random_id())) AS c(n, id)
     WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.tenant_id = ${tenantId} AND r.id = c.id) ORDER BY c.n LIMIT 1)`;
 }

@@ -8,7 +8,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Tx } from '../db/tx.js';
 import type { ProcessDef } from '../processes/store.js';
-import { runActivityFromChanges, activitySlack } from '../runs/store.js';
+import { runActivityFromChanges, activitySlack, newRunId } from '../runs/store.js';
 import { APPLY, APPLY_PARAMETERS, applyParameters, derivedWrites, publishChanges, type TaskChange } from './funnel.js';
 import { takeOrder, TASK_ROW_COLUMNS, type TaskRow } from './store.js';
 
@@ -66,8 +66,8 @@ function statement(tx: Tx, deadlines: boolean): CompiledQuery {
   -- take.ts's upsert of the open run, written only when it gains a Mate or its last activity is
   -- older than the slack
   run AS (
-    INSERT INTO runs (tenant_id, process_id, started_at, last_activity_at, mate_ids)
-    SELECT ${tenant}::bigint, ${proc}::bigint, ${now}::timestamptz, ${now}::timestamptz, (SELECT ids FROM hb_mates)
+    INSERT INTO runs (tenant_id, id, process_id, started_at, last_activity_at, mate_ids)
+    SELECT ${tenant}::bigint, ${newRunId(tenant)}, ${proc}::bigint, ${now}::timestamptz, ${now}::timestamptz, (SELECT ids FROM hb_mates)
     WHERE EXISTS (SELECT 1 FROM picked)
       AND NOT EXISTS (SELECT 1 FROM open_run o WHERE o.mate_ids @> (SELECT ids FROM hb_mates)
         AND o.last_activity_at >= ${now}::timestamptz - ${slack}::interval)
