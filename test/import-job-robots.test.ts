@@ -102,7 +102,8 @@ test('a large import answers 202 with its job; a Mate is answered while it runs;
   const jobMs = performance.now() - at202;
   assert.ok(seen.size >= 3, `progress seen at ${[...seen].join(', ')}`);
   // a robot waits at most for a chunk or so, not for the whole job
-  for (const call of [ok, taken]) assert.ok(call.ms < jobMs / 2, `a Mate call took ${call.ms.toFixed(0)} ms, the job ${jobMs.toFixed(0)} ms`);
+  for (const call of [ok, taken])
+    assert.ok(call.ms < jobMs / 2, `a Mate call took ${call.ms.toFixed(0)} ms, the job ${jobMs.toFixed(0)} ms`);
   const created = await t.store.db
     .selectFrom('tasks')
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -99,22 +99,26 @@ test('a file of one chunk is created in the request: 200 with the ids, no job', 
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.json().created, size);
   assert.equal(res.json().taskIds.length, size);
-  const jobs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM bulk_jobs WHERE tenant_id = ${tenant.tenantId} AND process_id = ${proc.id}`.execute(
-    store.db,
-  );
+  const jobs = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM bulk_jobs WHERE tenant_id = ${tenant.tenantId} AND process_id = ${proc.id}`.execute(store.db);
   assert.equal(jobs.rows[0].n, 0);
 });
 
 test('a larger file with a bad row is refused whole: nothing created, no job', async () => {
   const proc = await freshProcess();
   const rows = app.services.bulkJobs.chunkSize * 3;
-  const res = await upload(app, proc, csvOf('B', rows, (i) => i === rows - 1));
+  const res = await upload(
+    app,
+    proc,
+    csvOf('B', rows, (i) => i === rows - 1),
+  );
   assert.equal(res.statusCode, 400, res.body);
   assert.equal(res.json().errors[0].index, rows + 1, 'the bad row, numbered as in the file');
   assert.equal((await createdBy(proc, 'none')).tasks, 0);
-  const jobs = await sql<{ n: number }>`SELECT count(*)::int AS n FROM bulk_jobs WHERE tenant_id = ${tenant.tenantId} AND process_id = ${proc.id}`.execute(
-    store.db,
-  );
+  const jobs = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM bulk_jobs WHERE tenant_id = ${tenant.tenantId} AND process_id = ${proc.id}`.execute(store.db);
   assert.equal(jobs.rows[0].n, 0);
 });
 
@@ -160,7 +164,10 @@ test('a key taken by a task created after the check: that row fails as duplicate
   let raced = 0;
   app.services.bulkJobs.afterChunk = async () => {
     // after the first chunk, someone creates the task of the file's last data row
-    if (raced++ === 0) await inTx(app, (tx) => createTasks(tx, caller, proc, prepareTasks(caller, proc, [{ ref: `K-${rows - 1}`, amount: 1 }], false), false));
+    if (raced++ === 0)
+      await inTx(app, (tx) =>
+        createTasks(tx, caller, proc, prepareTasks(caller, proc, [{ ref: `K-${rows - 1}`, amount: 1 }], false), false),
+      );
   };
   try {
     const res = await upload(app, proc, csvOf('K', rows));
@@ -173,7 +180,11 @@ test('a key taken by a task created after the check: that row fails as duplicate
     assert.deepEqual([v.errors[0].row, v.errors[0].code, v.errors[0].taskId], [rows + 1, 'duplicate_key', undefined]);
     assert.match(v.errors[0].message, new RegExp(`^Row ${rows + 1}: a task with key K-${rows - 1} already exists`, 'i'));
     const made = await createdBy(proc, jobId);
-    assert.deepEqual([made.tasks, made.keys, made.history], [rows, rows, rows - 1], 'the other task holds the key; the job created the rest');
+    assert.deepEqual(
+      [made.tasks, made.keys, made.history],
+      [rows, rows, rows - 1],
+      'the other task holds the key; the job created the rest',
+    );
   } finally {
     app.services.bulkJobs.afterChunk = null;
   }

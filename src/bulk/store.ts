@@ -222,7 +222,17 @@ const STAGE_PER_STATEMENT = 20;
 type StagedRow = [number, Queue, Record<string, unknown>, string | null, number, number | null, boolean, string | null, string[]];
 
 function staged({ row, task: t }: ImportRow): StagedRow {
-  return [row, t.queue, t.data, t.uniqueKey, t.activationDate.getTime(), t.deadline?.getTime() ?? null, t.urgent, t.comment, t.missingRequired];
+  return [
+    row,
+    t.queue,
+    t.data,
+    t.uniqueKey,
+    t.activationDate.getTime(),
+    t.deadline?.getTime() ?? null,
+    t.urgent,
+    t.comment,
+    t.missingRequired,
+  ];
 }
 
 function unstaged(processId: number, s: StagedRow): ImportRow {
