@@ -5833,7 +5833,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)
+         * A bulk job's progress (a bulk action's, or a large import's: action import): status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)
          * @description Permission `tasks.read`: admin, developer, agent, viewer.
          */
         get: {
@@ -5863,7 +5863,10 @@ export interface paths {
                             failed: number;
                             skipped: number;
                             errors: {
-                                taskId: number;
+                                /** @description a bulk action: the task not changed */
+                                taskId?: number;
+                                /** @description an import: the row of the file not created (the header is row 1) */
+                                row?: number;
                                 code: string;
                                 message: string;
                             }[];
@@ -7035,7 +7038,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; otherwise all rows are created or none
+         * Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; a file with any bad row is refused and creates nothing; a file of at most one chunk is created in one transaction (200 with the ids), a larger one by a job (202 with the job id and total; progress at GET /v1/jobs/{id})
          * @description Permission `tasks.work`: admin, agent.
          */
         post: {
@@ -7063,6 +7066,26 @@ export interface paths {
                     content: {
                         "application/json": {
                             [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description a file larger than one chunk: the job creating its rows */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            dryRun: false;
+                            /** @description the import job: its progress at GET /v1/jobs/{jobId} */
+                            jobId: string;
+                            /** @description the rows the job creates */
+                            total: number;
+                            /** @description where the rows land, per queue */
+                            queues: {
+                                [key: string]: number;
+                            };
                         };
                     };
                 };

@@ -3,9 +3,11 @@
  * columns, each column maps to a field (by name, ignoring case, or by an explicit mapping) or to
  * one of the reserved keys a create accepts (comment, activationDate, deadline, urgent). A preview
  * validates every row as a create would (src/processes/task-data.ts via prepareTasks) and lists
- * each row's problems (row number as in the file: the header is row 1); the commit creates all
- * rows or none, in chunks through the create path (createTasks), as the user: requireApproval
- * `all` applies, `mateCreated` does not.
+ * each row's problems (row number as in the file: the header is row 1); a commit is refused,
+ * creating nothing, when any row has a problem, and creates the rows through the create path
+ * (createTasks), as the user: requireApproval `all` applies, `mateCreated` does not. A file of at
+ * most one chunk of a bulk job is created in one transaction (commitImport); a larger one by an
+ * import job, chunk by chunk (BulkJobs.startImport, src/bulk/jobs.ts), from the rows checked here.
  *
  * Files are read as streams (csv-parse; the first worksheet of an XLSX file through xlsx.ts, which
  * bounds what the file may inflate to) into rows of cell values; a file may hold at most
@@ -23,6 +25,7 @@ import type { ProcessDef } from '../processes/store.js';
 import { createTasks, prepareTasks, type PreparedTask } from '../tasks/create.js';
 import type { Queue } from '../tasks/state-machine.js';
 import { findUniqueKeyOwners } from '../tasks/store.js';
+import type { ImportRow } from './store.js';
 import { xlsxRows } from './xlsx.js';
 
 export type ImportFormat = 'csv' | 'xlsx';
@@ -239,9 +242,10 @@ export interface ImportPreview {
   queues: Partial<Record<Queue, number>>;
 }
 
-interface Checked {
+export interface CheckedImport {
   preview: ImportPreview;
-  prepared: PreparedTask[];
+  /** the good rows, in file order */
+  rows: ImportRow[];
 }
 
 async function check(
@@ -250,7 +254,7 @@ async function check(
   proc: ProcessDef,
   table: ImportTable,
   mapping?: ColumnMapping | null,
-): Promise<Checked> {
+): Promise<CheckedImport> {
   if (!proc.tasksEnabled) throw new Refusal('tasks_disabled', `Process ${proc.processKey} has no tasks`);
   const { targets, ignored } = resolveMapping(table.columns, proc, mapping);
   const errors: ImportRowError[] = [];
@@ -313,7 +317,7 @@ async function check(
       ignoredColumns: ignored,
       queues,
     },
-    prepared: good.map((p) => p.task),
+    rows: good,
   };
 }
 
@@ -336,19 +340,19 @@ export interface ImportResult {
 }
 
 /**
- * Creates every row of the file, or none: refuses (`invalid_field`, or the first problem's code)
- * listing the row problems when any row has one. Writes in the caller's transaction `tx`, in
- * chunks of CREATE_CHUNK tasks through createTasks (history row and first comment per task).
+ * The check before a commit: every row as a create would check it, unique keys within the file
+ * and against open tasks. Refuses (`invalid_field`, or the first problem's code) listing the row
+ * problems when any row has one, or when the file has no data rows; else answers the rows to create.
  */
-export async function commitImport(
-  tx: Tx,
+export async function checkImport(
+  db: Kysely<Database>,
   caller: Caller,
   proc: ProcessDef,
   table: ImportTable,
   mapping?: ColumnMapping | null,
-): Promise<ImportResult> {
-  if (caller.actor.type !== 'user') throw new Error('import.ts: the caller must be a person');
-  const { preview, prepared } = await check(tx.db, caller, proc, table, mapping);
+): Promise<CheckedImport> {
+  const checked = await check(db, caller, proc, table, mapping);
+  const { preview } = checked;
   if (preview.rows === 0) throw new Refusal('invalid_body', 'The file has no data rows');
   if (preview.invalid > 0) {
     const first = preview.errors[0];
@@ -368,13 +372,31 @@ export async function commitImport(
       },
     );
   }
+  return checked;
+}
+
+/**
+ * Creates every row of the file, or none (checkImport refuses a file with any bad row). Writes in
+ * the caller's transaction `tx`, in chunks of CREATE_CHUNK tasks through createTasks (history row
+ * and first comment per task).
+ */
+export async function commitImport(
+  tx: Tx,
+  caller: Caller,
+  proc: ProcessDef,
+  table: ImportTable,
+  mapping?: ColumnMapping | null,
+): Promise<ImportResult> {
+  if (caller.actor.type !== 'user') throw new Error('import.ts: the caller must be a person');
+  const { preview, rows } = await checkImport(tx.db, caller, proc, table, mapping);
+  const prepared: PreparedTask[] = rows.map((r) => r.task);
   const taskIds: number[] = [];
   for (let i = 0; i < prepared.length; i += CREATE_CHUNK) {
     // a turn for the event loop between chunks: on the embedded store nothing else would read a
     // request until the commit (the transaction still holds the connection: docs/operations.md)
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    const rows = await createTasks(tx, caller, proc, prepared.slice(i, i + CREATE_CHUNK), true);
-    taskIds.push(...rows.map((r) => r.id));
+    const created = await createTasks(tx, caller, proc, prepared.slice(i, i + CREATE_CHUNK), true);
+    taskIds.push(...created.map((r) => r.id));
   }
   return { created: taskIds.length, taskIds, queues: preview.queues };
 }

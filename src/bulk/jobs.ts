@@ -17,6 +17,13 @@
  * - Every history row a job writes carries the request id `bulk:<jobId>`, so what a job did can be
  *   read from the history even after a restart.
  *
+ * An import larger than one chunk is such a job too (action `import`, startImport): its request
+ * parses and checks the whole file (src/bulk/import.ts) and stages the checked rows in
+ * bulk_job_rows (migration 0016) with the job; each chunk creates the next staged rows through the
+ * create path (createTasks). Its cursor is the number of rows done. A row whose unique key an open
+ * task took after the check is counted as `failed` (code duplicate_key, listed with its row number
+ * in the file); the others are created.
+ *
  * Jobs survive a restart: each lives in bulk_jobs (migration 0007) with what it was asked and how
  * far it got, and each chunk's task changes and the job's progress (the last task id done, or the
  * number of listed ids done) commit in one transaction, so a resumed job neither does a task twice
@@ -38,25 +45,33 @@ import { audit } from '../audit/store.js';
 import { showValue } from '../lib/values.js';
 import { loadProcessById, type ProcessDef } from '../processes/store.js';
 import { actOnTasks, type PersonAction } from '../tasks/people.js';
+import { createTasks } from '../tasks/create.js';
+import { findUniqueKeyOwners } from '../tasks/store.js';
 import { countTasks, readTaskFilter, type TaskFilter } from '../task-lists/filter.js';
 import {
   claimBulkJobs,
+  dropImportRows,
   finishBulkJob,
   highestTaskId,
   insertBulkJob,
   LostLease,
   nextFilteredIds,
   readBulkJob,
+  readImportRows,
   releaseBulkJob,
   saveBulkProgress,
+  stageImportRows,
   type BulkJobRow,
   type BulkProgress,
+  type ImportRow,
 } from './store.js';
 import { QUEUES } from '../tasks/state-machine.js';
 import type { TaskRow } from '../tasks/store.js';
 
 export const BULK_ACTIONS = ['move', 'clearError', 'urgent', 'approve', 'reject', 'delete'] as const;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
+/** What a job does: a bulk action, or an import's rows (startImport). */
+export type JobAction = BulkAction | 'import';
 export const CHUNK_SIZE = 500;
 /**
  * On the embedded store's one connection a chunk holds every other caller off while it runs: a
@@ -170,7 +185,7 @@ export async function countMatching(db: Kysely<Database>, caller: Caller, proc: 
 export interface BulkJobView {
   id: string;
   status: BulkJobState;
-  action: BulkAction;
+  action: JobAction;
   processId: number;
   total: number;
   done: number;
@@ -189,7 +204,7 @@ function viewOf(row: BulkJobRow): BulkJobView {
   return {
     id: row.id,
     status: row.state,
-    action: row.action as BulkAction,
+    action: row.action as JobAction,
     processId: row.process_id,
     total: row.total,
     done: row.done,
@@ -209,7 +224,8 @@ interface Running {
   tenantId: number;
   caller: Caller;
   proc: ProcessDef;
-  req: BulkRequest;
+  /** the bulk action; null: an import, its rows staged in bulk_job_rows */
+  req: BulkRequest | null;
   maxId: number;
   progress: BulkProgress;
   finished: Promise<void>;
@@ -295,6 +311,60 @@ export class BulkJobs {
   }
 
   /**
+   * Records an import job with its checked rows (checkImport, src/bulk/import.ts), staged in
+   * chunks of chunkSize rows, and its audit entry, in one transaction; starts it and answers at
+   * once with its id and total (the rows to create). `request` is kept with the job as a bulk
+   * action's body is (what the file was: its format, mapping, rows).
+   */
+  async startImport(
+    caller: Caller,
+    proc: ProcessDef,
+    rows: ImportRow[],
+    request: Record<string, unknown>,
+  ): Promise<{ jobId: string; total: number }> {
+    if (caller.actor.type !== 'user') throw new Error('bulk.ts: the caller must be a person');
+    if (this.stopping) throw new Refusal('unavailable', 'The server is shutting down; send the file again');
+    const id = crypto.randomUUID();
+    const total = rows.length;
+    const now = this.clock.now();
+    const body = { ...request, action: 'import' };
+    await this.units.transaction(async (tx) => {
+      await insertBulkJob(tx.db, {
+        tenant_id: caller.tenantId,
+        id,
+        process_id: proc.id,
+        action: 'import',
+        request: body,
+        time_zone: caller.timeZone,
+        actor: caller.actor,
+        created_at: caller.now,
+        max_id: 0,
+        total,
+        lease_owner: this.owner,
+        lease_until: new Date(now.getTime() + this.leaseMs),
+      });
+      await stageImportRows(tx.db, caller.tenantId, id, rows, this.chunkSize);
+      await audit(tx, caller, {
+        action: 'bulk.start',
+        targetType: 'bulkJob',
+        targetId: id,
+        details: { processId: proc.id, request: body, total },
+      });
+    });
+    this.launch({
+      id,
+      tenantId: caller.tenantId,
+      caller: { ...caller, requestId: `bulk:${id}` },
+      proc,
+      req: null,
+      maxId: 0,
+      progress: { cursor: 0, done: 0, failed: 0, skipped: 0, errors: [] },
+      finished: Promise.resolve(),
+    });
+    return { jobId: id, total };
+  }
+
+  /**
    * Claims up to `limit` unfinished jobs that no live server process holds (a lease run out, or let
    * go at a shutdown) and runs them from where their committed progress says. Returns how many.
    */
@@ -306,13 +376,13 @@ export class BulkJobs {
       const key = `${row.tenant_id}:${row.id}`;
       if (this.running.has(key)) continue;
       const proc = await loadProcessById(this.db, row.tenant_id, row.process_id);
-      let req: BulkRequest;
+      let req: BulkRequest | null;
       try {
         if (!proc) throw new Refusal('process_not_found', `Process ${row.process_id} is gone`);
-        req = readBulkRequest(row.request, proc, row.time_zone);
+        req = row.action === 'import' ? null : readBulkRequest(row.request, proc, row.time_zone);
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
-        await finishBulkJob(this.db, row.tenant_id, row.id, this.owner, 'failed', `The job could not resume: ${err.message}`, now);
+        await this.finish(row.tenant_id, row.id, 'failed', `The job could not resume: ${err.message}`);
         continue;
       }
       this.launch({
@@ -372,7 +442,15 @@ export class BulkJobs {
           await releaseBulkJob(this.db, job.tenantId, job.id, this.owner);
           return;
         }
-        const target = job.req.target;
+        if (job.req === null) {
+          const rows = await readImportRows(this.db, job.tenantId, job.id, job.proc.id, job.progress.cursor);
+          if (rows.length === 0) break;
+          await this.importChunk(job, rows);
+          await this.afterChunk?.(job.id);
+          continue;
+        }
+        const req = job.req;
+        const target = req.target;
         let ids: number[];
         let cursorAfter: (i: number) => number;
         if ('ids' in target) {
@@ -393,16 +471,84 @@ export class BulkJobs {
           cursorAfter = (i) => ids[i];
         }
         if (ids.length === 0) break;
-        await this.chunk(job, ids, cursorAfter);
+        await this.chunk(job, req.input, ids, cursorAfter);
         await this.afterChunk?.(job.id);
       }
-      await finishBulkJob(this.db, job.tenantId, job.id, this.owner, 'done', null, this.clock.now());
+      await this.finish(job.tenantId, job.id, 'done', null);
     } catch (err) {
       // another process took the job over: it carries on from the last committed chunk
       if (err instanceof LostLease) return;
       const message = err instanceof Refusal ? err.message : `The job stopped: ${(err as Error).message}`;
       // when even this fails (the database is gone), the lease runs out and another process resumes the job
-      await finishBulkJob(this.db, job.tenantId, job.id, this.owner, 'failed', message, this.clock.now()).catch(() => false);
+      await this.finish(job.tenantId, job.id, 'failed', message).catch(() => false);
+    }
+  }
+
+  /** Ends a job this process holds, with the staged rows of an import: a job that ended reads them no more. */
+  private async finish(tenantId: number, jobId: string, state: 'done' | 'failed', message: string | null): Promise<boolean> {
+    return this.units.transaction(async (tx) => {
+      const ended = await finishBulkJob(tx.db, tenantId, jobId, this.owner, state, message, this.clock.now());
+      if (ended) await dropImportRows(tx.db, tenantId, jobId);
+      return ended;
+    });
+  }
+
+  /**
+   * The next staged rows of an import job, created in one transaction with the job's progress.
+   * Rows whose unique key an open task holds now (taken after the request's check) are counted
+   * as failed; a key taken by a create that commits during this chunk (PostgreSQL) fails the
+   * chunk as a whole, which is then done again one row per transaction.
+   */
+  private async importChunk(job: Running, rows: ImportRow[]): Promise<void> {
+    const c: Caller = { ...job.caller, now: this.clock.now() };
+    const leaseUntil = new Date(c.now.getTime() + this.leaseMs);
+    const from = job.progress.cursor;
+    const save = (db: Kysely<Database>, p: BulkProgress) =>
+      saveBulkProgress(db, job.tenantId, job.id, this.owner, job.progress.cursor, p, leaseUntil);
+    try {
+      job.progress = await this.units.transaction(async (tx) => {
+        const keys = rows.flatMap((r) => (r.task.uniqueKey === null ? [] : [r.task.uniqueKey]));
+        const owners = await findUniqueKeyOwners(tx.db, job.tenantId, job.proc.id, keys);
+        const fresh: ImportRow[] = [];
+        const taken: BulkJobError[] = [];
+        for (const r of rows) {
+          const owner = r.task.uniqueKey === null ? undefined : owners.get(r.task.uniqueKey);
+          if (owner === undefined) fresh.push(r);
+          else taken.push(keyTaken(r, owner));
+        }
+        if (fresh.length) {
+          await createTasks(
+            tx,
+            c,
+            job.proc,
+            fresh.map((r) => r.task),
+            true,
+          );
+        }
+        const p = tallyRows(job.progress, fresh.length, taken, from + rows.length);
+        await save(tx.db, p);
+        return p;
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof Refusal) || err.code !== 'duplicate_key') throw err;
+    }
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      try {
+        job.progress = await this.units.transaction(async (tx) => {
+          await createTasks(tx, c, job.proc, [r.task], false);
+          const p = tallyRows(job.progress, 1, [], from + i + 1);
+          await save(tx.db, p);
+          return p;
+        });
+      } catch (e) {
+        if (!(e instanceof Refusal) || e.code !== 'duplicate_key') throw e;
+        const owner = e.details.existingTaskId;
+        const p = tallyRows(job.progress, 0, [keyTaken(r, typeof owner === 'number' ? owner : null)], from + i + 1);
+        await save(this.db, p);
+        job.progress = p;
+      }
     }
   }
 
@@ -410,7 +556,7 @@ export class BulkJobs {
    * One chunk in one transaction with the job's progress; when the chunk as a whole fails (a key
    * race), one transaction per task, each again with the progress up to that task.
    */
-  private async chunk(job: Running, ids: number[], cursorAfter: (i: number) => number): Promise<void> {
+  private async chunk(job: Running, input: PersonAction, ids: number[], cursorAfter: (i: number) => number): Promise<void> {
     const c: Caller = { ...job.caller, now: this.clock.now() };
     const opts = { processId: job.proc.id, loadProcess: async () => job.proc };
     const leaseUntil = new Date(c.now.getTime() + this.leaseMs);
@@ -418,7 +564,7 @@ export class BulkJobs {
       saveBulkProgress(db, job.tenantId, job.id, this.owner, job.progress.cursor, p, leaseUntil);
     try {
       job.progress = await this.units.transaction(async (tx) => {
-        const p = tally(job.progress, await actOnTasks(tx, c, ids, job.req.input, opts), cursorAfter(ids.length - 1));
+        const p = tally(job.progress, await actOnTasks(tx, c, ids, input, opts), cursorAfter(ids.length - 1));
         await save(tx.db, p);
         return p;
       });
@@ -430,7 +576,7 @@ export class BulkJobs {
       const id = ids[i];
       try {
         job.progress = await this.units.transaction(async (tx) => {
-          const p = tally(job.progress, await actOnTasks(tx, c, [id], job.req.input, opts), cursorAfter(i));
+          const p = tally(job.progress, await actOnTasks(tx, c, [id], input, opts), cursorAfter(i));
           await save(tx.db, p);
           return p;
         });
@@ -442,6 +588,23 @@ export class BulkJobs {
       }
     }
   }
+}
+
+/** An import row not created: its unique key belongs to an open task created after the check. */
+function keyTaken(r: ImportRow, owner: number | null): BulkJobError {
+  const k = r.task.uniqueKey ?? '';
+  return {
+    row: r.row,
+    code: 'duplicate_key',
+    message: `Row ${r.row}: a task with key ${k} already exists${owner === null ? '' : ` (task ${owner})`}; it was created after the file was checked`,
+  };
+}
+
+/** The progress after an import chunk: `created` rows done, `failed` rows not. */
+function tallyRows(before: BulkProgress, created: number, failed: BulkJobError[], cursor: number): BulkProgress {
+  const p: BulkProgress = { ...before, cursor, done: before.done + created, failed: before.failed + failed.length };
+  p.errors = [...before.errors, ...failed].slice(0, MAX_ERRORS);
+  return p;
 }
 
 /** The progress after a chunk's outcomes. */

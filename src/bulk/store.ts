@@ -1,11 +1,14 @@
 /**
  * The SQL of bulk jobs (src/bulk/jobs.ts): the job row, its progress written in each chunk's
- * transaction, the lease that says which server process runs it, and the clean-up of old jobs.
+ * transaction, the lease that says which server process runs it, the staged rows of an import job,
+ * and the clean-up of old jobs.
  */
 import { sql, type Kysely } from 'kysely';
 import type { BulkJobError, BulkJobState, Database } from '../db/types.js';
 import type { Actor } from '../lib/caller.js';
 import { filterCondition, type TaskFilter } from '../task-lists/filter.js';
+import type { PreparedTask } from '../tasks/create.js';
+import type { Queue } from '../tasks/state-machine.js';
 
 export interface BulkJobRow {
   tenant_id: number;
@@ -200,4 +203,106 @@ export async function purgeBulkJobs(db: Kysely<Database>, cutoff: Date): Promise
   const r = await sql`DELETE FROM bulk_jobs WHERE (tenant_id, id) IN (
     SELECT tenant_id, id FROM bulk_jobs WHERE state <> 'running' AND finished_at < ${cutoff} FOR UPDATE SKIP LOCKED)`.execute(db);
   return Number(r.numAffectedRows ?? 0);
+}
+
+/** A checked row of an import file: its row number in the file (the header is row 1) and the task it creates. */
+export interface ImportRow {
+  row: number;
+  task: PreparedTask;
+}
+
+/** Staged chunks per INSERT: a statement of a megabyte or so. */
+const STAGE_PER_STATEMENT = 20;
+
+/**
+ * A staged row as written: a list, not an object, so that 100k rows are half the bytes (the
+ * process is the job's): row, queue, data, unique key, activation date and deadline (ms), urgent,
+ * comment, missing required fields.
+ */
+type StagedRow = [number, Queue, Record<string, unknown>, string | null, number, number | null, boolean, string | null, string[]];
+
+function staged({ row, task: t }: ImportRow): StagedRow {
+  return [
+    row,
+    t.queue,
+    t.data,
+    t.uniqueKey,
+    t.activationDate.getTime(),
+    t.deadline?.getTime() ?? null,
+    t.urgent,
+    t.comment,
+    t.missingRequired,
+  ];
+}
+
+function unstaged(processId: number, s: StagedRow): ImportRow {
+  const [row, queue, data, uniqueKey, activation, deadline, urgent, comment, missingRequired] = s;
+  return {
+    row,
+    task: {
+      processId,
+      queue,
+      data,
+      uniqueKey,
+      activationDate: new Date(activation),
+      deadline: deadline === null ? null : new Date(deadline),
+      urgent,
+      comment,
+      missingRequired,
+    },
+  };
+}
+
+/**
+ * Stages an import job's rows in bulk_job_rows, one row per `chunkSize` rows (seq: the index of
+ * the chunk's first row), in the caller's transaction (the one recording the job).
+ */
+export async function stageImportRows(
+  db: Kysely<Database>,
+  tenantId: number,
+  jobId: string,
+  rows: ImportRow[],
+  chunkSize: number,
+): Promise<void> {
+  const chunks: { tenant_id: number; job_id: string; seq: number; items: string }[] = [];
+  for (let seq = 0; seq < rows.length; seq += chunkSize) {
+    chunks.push({ tenant_id: tenantId, job_id: jobId, seq, items: JSON.stringify(rows.slice(seq, seq + chunkSize).map(staged)) });
+  }
+  for (let i = 0; i < chunks.length; i += STAGE_PER_STATEMENT) {
+    await db
+      .insertInto('bulk_job_rows')
+      .values(chunks.slice(i, i + STAGE_PER_STATEMENT))
+      .execute();
+  }
+}
+
+/**
+ * The staged rows of an import job (of process `processId`) from the `cursor`-th row (rows done)
+ * to the end of its staged chunk: a whole chunk, or its rest when a key race left the cursor
+ * inside one. Empty at the end.
+ */
+export async function readImportRows(
+  db: Kysely<Database>,
+  tenantId: number,
+  jobId: string,
+  processId: number,
+  cursor: number,
+): Promise<ImportRow[]> {
+  const r = await db
+    .selectFrom('bulk_job_rows')
+    .select(['seq', 'items'])
+    .where('tenant_id', '=', tenantId)
+    .where('job_id', '=', jobId)
+    .where('seq', '<=', cursor)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!r) return [];
+  const items = JSON.parse(r.items) as StagedRow[];
+  return items.slice(cursor - r.seq).map((s) => unstaged(processId, s));
+}
+
+/** Drops the staged rows of an import job that ended. */
+export async function dropImportRows(db: Kysely<Database>, tenantId: number, jobId: string): Promise<void> {
+  await db.deleteFrom('bulk_job_rows').where('tenant_id', '=', tenantId).where('job_id', '=', jobId).execute();
 }

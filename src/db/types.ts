@@ -360,9 +360,13 @@ export interface WebhookDeliveriesTable {
   response_excerpt: string | null;
 }
 
-/** A task a bulk job could not change, and why. */
+/**
+ * A task a bulk job could not change, and why; for an import job, a row of the file it could not
+ * create (`row`: the row number in the file, the header being row 1; no task id).
+ */
 export interface BulkJobError {
-  taskId: number;
+  taskId?: number;
+  row?: number;
   code: string;
   message: string;
 }
@@ -391,6 +395,15 @@ export interface BulkJobsTable {
   finished_at: Timestamp | null;
   lease_owner: string | null;
   lease_until: Timestamp | null;
+}
+
+/** The staged rows of an import job, one row per chunk (migration 0016, src/bulk/jobs.ts). */
+export interface BulkJobRowsTable {
+  tenant_id: number;
+  job_id: string;
+  seq: number;
+  /** JSON text: the chunk's rows (src/bulk/store.ts) */
+  items: string;
 }
 
 /** One attempt of a webhook delivery (src/events/webhook-dispatcher.ts). */
@@ -462,6 +475,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   audit_log: AuditLogTable;
   bulk_jobs: BulkJobsTable;
+  bulk_job_rows: BulkJobRowsTable;
   webhook_attempts: WebhookAttemptsTable;
   queue_counts: QueueCountsTable;
   queue_count_deltas: QueueCountDeltasTable;

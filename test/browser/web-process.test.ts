@@ -4,7 +4,7 @@
  * refusal with its count of tasks), the rules editor (a list and a table filled by pasting
  * spreadsheet cells), the KPI dashboard (numbers of a Mate's real hand-backs, as the API reports
  * them, and the CSV download) and the import (a bad row's error and nothing created; a fixed CSV
- * and an XLSX file created). axe-core on every screen; no CSP violation, page error or dialog.
+ * and an XLSX file created; a file larger than one chunk created by a job the page follows). axe-core on every screen; no CSP violation, page error or dialog.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -353,7 +353,7 @@ async function orderTasks(): Promise<{ OrderNo: string }[]> {
 }
 
 test(
-  'import: a bad row is shown and nothing is created; the fixed CSV creates its tasks; an XLSX with a mapped column too',
+  'import: a bad row is shown and nothing is created; the fixed CSV creates its tasks; an XLSX with a mapped column too; a large file by a job',
   { skip },
   async () => {
     const w = await signedIn('anna', `/processes/${ordersId}/new`);
@@ -408,6 +408,19 @@ test(
     await page.getByRole('button', { name: 'Create 2 tasks' }).click();
     await page.getByRole('status').filter({ hasText: '2 tasks created' }).waitFor();
     assert.deepEqual((await orderTasks()).map((t) => t.OrderNo).sort(), ['A-1', 'A-2', 'A-3', 'B-1', 'B-2']);
+
+    // a file larger than one chunk of a bulk job: created by a job, whose progress the page follows
+    const rows = app.services.bulkJobs.chunkSize * 2 + 1;
+    const big = `OrderNo,Qty\n${Array.from({ length: rows }, (_, i) => `C-${i},1`).join('\n')}\n`;
+    await file.setInputFiles({ name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(big) });
+    await page.getByRole('button', { name: `Create ${rows} tasks` }).click();
+    await page
+      .getByTestId('import-job-progress')
+      .filter({ hasText: `${rows} of ${rows} done. Finished.` })
+      .waitFor();
+    await page.getByRole('heading', { name: `${rows} tasks created` }).waitFor();
+    assert.equal((await api('GET', `/v1/processes/${ordersId}/tasks?limit=1`)).total, 5 + rows);
+    await axe(page, 'import job done');
     await page.getByRole('link', { name: 'Open the queue' }).click();
     await page.waitForURL(new RegExp(`/processes/${ordersId}/queue`));
     await done(w);

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { Refusal } from '../../lib/errors.js';
 import { bulkRequestFrom, countMatching, BULK_ACTIONS, MAX_IDS, type BulkAction } from '../../bulk/jobs.js';
 import type { Role } from '../../accounts/service.js';
-import { commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../bulk/import.js';
+import { checkImport, commitImport, importFormat, parseImportFile, previewImport, type ColumnMapping } from '../../bulk/import.js';
 import { parseJsonStrict } from '../../lib/json.js';
 import { allows, rolesOf } from '../permissions.js';
 import { answer, defineRoute, ErrorBody, FreeObject, IdParams, IsoDate, Nullable, OneOf, processFor, type PeopleRoute } from '../route.js';
@@ -95,7 +95,7 @@ export const BULK_ROUTES: PeopleRoute[] = [
     permission: 'tasks.read',
     tag: 'Tasks',
     summary:
-      "A bulk job's progress: status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)",
+      "A bulk job's progress (a bulk action's, or a large import's: action import): status, total, done, failed, skipped, errors, who started it and when (kept in the database 7 days after it ends; a restart resumes it)",
     curl: `curl -s $QM/v1/jobs/5c1f0e6a-3d1b-4bb9-9d43-2f7f3c3f2a10 -H "Authorization: Bearer $TOKEN"`,
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
     response: {
@@ -108,7 +108,14 @@ export const BULK_ROUTES: PeopleRoute[] = [
         done: Type.Integer(),
         failed: Type.Integer(),
         skipped: Type.Integer(),
-        errors: Type.Array(Type.Object({ taskId: Type.Integer(), code: Type.String(), message: Type.String() })),
+        errors: Type.Array(
+          Type.Object({
+            taskId: Type.Optional(Type.Integer({ description: 'a bulk action: the task not changed' })),
+            row: Type.Optional(Type.Integer({ description: 'an import: the row of the file not created (the header is row 1)' })),
+            code: Type.String(),
+            message: Type.String(),
+          }),
+        ),
         createdBy: Type.Object({ type: Type.String(), id: Nullable(Type.Integer()), name: Type.String() }),
         createdAt: IsoDate,
         finishedAt: Nullable(IsoDate),
@@ -128,7 +135,7 @@ export const BULK_ROUTES: PeopleRoute[] = [
     permission: 'tasks.work',
     tag: 'Tasks',
     summary:
-      'Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; otherwise all rows are created or none',
+      'Import tasks from a CSV or XLSX file (the body; header row = field names, or ?mapping={"column":"field"}): dryRun=true answers per-row errors and creates nothing; a file with any bad row is refused and creates nothing; a file of at most one chunk is created in one transaction (200 with the ids), a larger one by a job (202 with the job id and total; progress at GET /v1/jobs/{id})',
     curl: `curl -s -X POST "$QM/v1/processes/1/tasks/import?dryRun=true" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: text/csv' --data-binary @invoices.csv`,
     params: IdParams,
     querystring: Type.Object(
@@ -144,6 +151,15 @@ export const BULK_ROUTES: PeopleRoute[] = [
     raw: { bodyLimit: IMPORT_BODY_LIMIT },
     response: {
       200: Type.Object({}, { additionalProperties: true, description: 'dryRun: the preview; else the created ids and counts' }),
+      202: Type.Object(
+        {
+          dryRun: Type.Literal(false),
+          jobId: Type.String({ description: 'the import job: its progress at GET /v1/jobs/{jobId}' }),
+          total: Type.Integer({ description: 'the rows the job creates' }),
+          queues: Type.Record(Type.String(), Type.Integer(), { description: 'where the rows land, per queue' }),
+        },
+        { description: 'a file larger than one chunk: the job creating its rows' },
+      ),
       400: ErrorBody,
       413: ErrorBody,
     },
@@ -177,8 +193,16 @@ export const BULK_ROUTES: PeopleRoute[] = [
       if (!req.body) throw new Refusal('invalid_body', 'The body must be the CSV or XLSX file');
       const table = await parseImportFile(limited(req.body as Readable, IMPORT_BODY_LIMIT), format);
       if (query.dryRun) return { dryRun: true, ...(await previewImport(services.db, caller, proc, table, mapping)) };
-      const result = await services.units.transaction((tx) => commitImport(tx, caller, proc, table, mapping));
-      return { dryRun: false, ...result };
+      // one chunk's worth: one transaction, as short as one chunk of a job
+      if (table.rows.length <= services.bulkJobs.chunkSize) {
+        const result = await services.units.transaction((tx) => commitImport(tx, caller, proc, table, mapping));
+        return { dryRun: false, ...result };
+      }
+      // larger: checked here outside any transaction, then created by a job chunk by chunk
+      const { preview, rows } = await checkImport(services.db, caller, proc, table, mapping);
+      const request = { format, mapping, rows: preview.rows };
+      const job = await services.bulkJobs.startImport(caller, proc, rows, request);
+      return answer(202, { dryRun: false as const, ...job, queues: preview.queues });
     },
   }),
 ];

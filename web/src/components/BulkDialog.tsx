@@ -3,11 +3,12 @@
  * touch (POST …/tasks/bulk/count) before it runs, then follows the job (GET /v1/jobs/:id) to the end.
  */
 import { useEffect, useState } from 'react';
-import { Alert, Button, Group, List, Modal, Progress, Stack, Text } from '@mantine/core';
+import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { bulkCountQuery, jobQuery, processesKey, tasksKey } from '../api/queries';
+import { bulkCountQuery, processesKey, tasksKey } from '../api/queries';
 import { api, errorMessage } from '../lib/http';
 import type { BulkAction, QueueName } from '../lib/api-types';
+import { JobProgress, useJob } from './JobProgress';
 
 export interface BulkRequest {
   action: BulkAction;
@@ -45,12 +46,7 @@ export function BulkDialog({
 
   const count = useQuery({ ...bulkCountQuery(processId, body), enabled: !!request && !jobId });
 
-  // a job's progress every 500 ms until it ends
-  const job = useQuery({
-    ...jobQuery(jobId),
-    refetchInterval: (q) => (q.state.data?.status === 'running' || !q.state.data ? 500 : false),
-  });
-  const finished = job.data && job.data.status !== 'running';
+  const { job, finished } = useJob(jobId);
 
   useEffect(() => {
     if (finished) {
@@ -76,9 +72,6 @@ export function BulkDialog({
     if (finished) onDone();
     onClose();
   };
-
-  const j = job.data;
-  const pct = j && j.total > 0 ? Math.round(((j.done + j.failed) / j.total) * 100) : j && j.status !== 'running' ? 100 : 0;
 
   return (
     <Modal opened={!!request} onClose={close} title={request?.label ?? ''} centered>
@@ -119,23 +112,7 @@ export function BulkDialog({
         )}
         {jobId && (
           <>
-            <Progress value={pct} aria-label="Progress" animated={!finished} size="lg" />
-            <Text data-testid="bulk-progress" role="status">
-              {j
-                ? `${(j.done + j.failed).toLocaleString()} of ${j.total.toLocaleString()} done${j.failed ? `, ${j.failed} failed` : ''}`
-                : 'Starting…'}
-              {j?.status === 'done' ? '. Finished.' : j?.status === 'failed' ? '. The job stopped.' : ''}
-            </Text>
-            {j && j.errors.length > 0 && (
-              <Alert color="orange" title="Some tasks were not changed">
-                <List size="sm">
-                  {j.errors.slice(0, 10).map((e, i) => (
-                    <List.Item key={i}>{e.taskId ? `Task ${e.taskId}: ${e.message}` : e.message}</List.Item>
-                  ))}
-                </List>
-              </Alert>
-            )}
-            {job.isError && <Alert color="red">{errorMessage(job.error)}</Alert>}
+            <JobProgress job={job} finished={finished} testId="bulk-progress" failedTitle="Some tasks were not changed" />
             <Group justify="flex-end">
               <Button onClick={close} disabled={!finished && !job.isError}>
                 Close

@@ -1,11 +1,13 @@
 /**
  * Create tasks from a CSV or XLSX file (POST /v1/processes/:id/tasks/import, docs/people-api.md §5):
  * choosing a file runs a dry run, which lists the file's columns (mapped to the same-named fields by
- * default; each can be remapped or ignored) and every row's problems; the import itself creates
- * all rows or none, with the upload's progress, and ends with "N tasks created" and a link to the
- * queue. Loaded on first use.
+ * default; each can be remapped or ignored) and every row's problems; the import itself is refused
+ * whole while any row has a problem, shows the upload's progress, and ends with "N tasks created"
+ * and a link to the queue. A file larger than one chunk of a bulk job is created by a job (202):
+ * the page follows the job's progress (JobProgress) to its end, with the rows it could not create
+ * (a key taken after the check). Loaded on first use.
  */
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import {
   Alert,
   Breadcrumbs,
@@ -34,6 +36,7 @@ import { can } from '../lib/roles';
 import { defaultMapping, duplicateTargets, fileFormat, importQuery, RESERVED_TARGETS, type Mapping } from '../lib/import-mapping';
 import { AnchorLink, ButtonLink } from '../components/links';
 import { ErrorAlert } from '../components/ErrorAlert';
+import { JobProgress, useJob } from '../components/JobProgress';
 import { fieldLabel } from '../lib/values';
 
 interface RowError {
@@ -57,6 +60,13 @@ interface Result {
   dryRun: false;
   created: number;
   taskIds: number[];
+  queues: Record<string, number>;
+}
+/** a file larger than one chunk: the job creating its rows (202) */
+interface Started {
+  dryRun: false;
+  jobId: string;
+  total: number;
   queues: Record<string, number>;
 }
 
@@ -99,11 +109,21 @@ export function ImportPage() {
   const [mappingChanged, setMappingChanged] = useState(false);
   const [preview, setPreview] = useState<Preview | null>(null);
   const [result, setResult] = useState<Result | null>(null);
+  const [started, setStarted] = useState<Started | null>(null);
+  const { job, finished } = useJob(started?.jobId ?? null);
   const [busy, setBusy] = useState<null | 'checking' | 'importing'>(null);
   const [sent, setSent] = useState(0);
   const [failure, setFailure] = useState<{ message: string; rows: RowError[] } | null>(null);
   const abort = useRef<AbortController | null>(null);
   const resetPicker = useRef<() => void>(null);
+
+  // the job's tasks are in the queue once it has ended
+  useEffect(() => {
+    if (finished) {
+      void qc.invalidateQueries({ queryKey: processesKey() });
+      void qc.invalidateQueries({ queryKey: tasksKey(id) });
+    }
+  }, [finished, qc, id]);
 
   if (process.isPending) return <Skeleton h={300} />;
   if (process.isError) return <ErrorAlert error={process.error} title="Could not load the process" />;
@@ -121,7 +141,7 @@ export function ImportPage() {
     if (!fmt) throw new ApiError(415, 'unsupported_media_type', 'Choose a .csv or .xlsx file.');
     abort.current = new AbortController();
     setSent(0);
-    return upload<Preview | Result>(`/v1/processes/${id}/tasks/import?${importQuery({ format: fmt, dryRun, mapping: m })}`, f, {
+    return upload<Preview | Result | Started>(`/v1/processes/${id}/tasks/import?${importQuery({ format: fmt, dryRun, mapping: m })}`, f, {
       contentType: CONTENT_TYPE[fmt],
       onProgress: (done, total) => setSent(total > 0 ? Math.round((done / total) * 100) : 0),
       signal: abort.current.signal,
@@ -142,6 +162,7 @@ export function ImportPage() {
     setBusy('checking');
     setFailure(null);
     setResult(null);
+    setStarted(null);
     try {
       const pv = (await send(f, true, m)) as Preview;
       setPreview(pv);
@@ -166,9 +187,13 @@ export function ImportPage() {
     setBusy('importing');
     setFailure(null);
     try {
-      const r = (await send(file, false, mapping)) as Result;
-      setResult(r);
+      const r = (await send(file, false, mapping)) as Result | Started;
       setPreview(null);
+      if ('jobId' in r) {
+        setStarted(r);
+        return;
+      }
+      setResult(r);
       void qc.invalidateQueries({ queryKey: processesKey() });
       void qc.invalidateQueries({ queryKey: tasksKey(id) });
     } catch (err) {
@@ -185,6 +210,7 @@ export function ImportPage() {
     setPreview(null);
     setMapping(null);
     setResult(null);
+    setStarted(null);
     setFailure(null);
     if (f) void check(f, null);
   };
@@ -363,6 +389,28 @@ export function ImportPage() {
           )}
 
           {failure && failure.rows.length > 0 && <RowErrors rows={failure.rows} label={targetLabel} />}
+
+          {started && (
+            <Card withBorder aria-labelledby="import-job">
+              <Stack gap={4}>
+                <Title order={2} size="h4" id="import-job">
+                  {finished && job.data
+                    ? `${job.data.done.toLocaleString()} ${job.data.done === 1 ? 'task' : 'tasks'} created`
+                    : `Creating ${started.total.toLocaleString()} tasks`}
+                </Title>
+                <Text size="sm">
+                  {finished ? 'The import has ended.' : 'The server creates them in steps; you may leave this page, the import carries on.'}{' '}
+                  They land: {landing(started.queues)}.
+                </Text>
+                <JobProgress job={job} finished={finished} testId="import-job-progress" failedTitle="Some rows were not created" />
+                {finished && (
+                  <AnchorLink to="/processes/$processId/queue" params={{ processId }} search={{ queue: 'Ready' }}>
+                    Open the queue
+                  </AnchorLink>
+                )}
+              </Stack>
+            </Card>
+          )}
 
           {result && (
             <Card withBorder role="status" aria-labelledby="import-result">
