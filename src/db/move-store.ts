@@ -50,6 +50,7 @@ export const TABLES: readonly string[] = [
   'webhook_attempts',
   'audit_log',
   'bulk_jobs',
+  'bulk_job_rows',
   'queue_counts',
   'queue_count_deltas',
 ];

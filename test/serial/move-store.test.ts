@@ -155,6 +155,13 @@ test(
 
       // what the people's API answers, and what TakeNext takes, on the embedded store
       app = await build(store);
+      // an import job cut off the same way: its checked rows staged (bulk_job_rows), one chunk created
+      app.services.bulkJobs.afterChunk = () => app.services.bulkJobs.close();
+      const csv = 'ref,amount\n' + Array.from({ length: EMBEDDED_CHUNK_SIZE * 2 + 50 }, (_, i) => `J${i},${i}`).join('\n') + '\n';
+      const importing = await send('POST', `/v1/processes/${p1}/tasks/import`, csv, { 'content-type': 'text/csv' });
+      assert.equal(importing.statusCode, 202, importing.body);
+      const importJobId = importing.json().jobId as string;
+      await app.services.bulkJobs.wait(tenant.tenantId, importJobId);
       const views = async (a: FastifyInstance, tasks: number[]) => {
         const get = async (url: string) => {
           const r = await asPerson(a, people.viewer, { method: 'GET', url });
@@ -219,10 +226,19 @@ test(
 
         // the cut-off bulk job is resumed and finished on PostgreSQL
         const swept = await sweepOnce(app.services, new Date());
-        assert.equal(swept.bulkJobsResumed, 1);
+        assert.equal(swept.bulkJobsResumed, 2);
         await app.services.bulkJobs.wait(tenant.tenantId, jobId);
         const job = (await asPerson(app, people.viewer, { method: 'GET', url: `/v1/jobs/${jobId}` })).json();
         assert.deepEqual([job.status, job.total, job.done + job.skipped + job.failed], ['done', 1200, 1200]);
+        // and the import job creates its staged rows there, each once
+        await app.services.bulkJobs.wait(tenant.tenantId, importJobId);
+        const imported = (await asPerson(app, people.viewer, { method: 'GET', url: `/v1/jobs/${importJobId}` })).json();
+        const rows = EMBEDDED_CHUNK_SIZE * 2 + 50;
+        assert.deepEqual([imported.status, imported.total, imported.done, imported.failed], ['done', rows, rows, 0]);
+        const { rows: jRows } = await store.pool.query<{ n: number; keys: number }>(
+          `SELECT count(*)::int AS n, count(DISTINCT data->>'ref')::int AS keys FROM tasks WHERE data->>'ref' LIKE 'J%'`,
+        );
+        assert.deepEqual(jRows[0], { n: rows, keys: rows });
 
         // new ids continue: a new task, and a new event after the copied ones
         const newId = await same.create('P1', { ref: 'after-move', amount: 3 });
