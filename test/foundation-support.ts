@@ -156,6 +156,7 @@ export async function deadPid(): Promise<number> {
 /** The tables of the domain (docs/product.md), all created by the migrations. */
 export const EXPECTED_TABLES: readonly string[] = [
   'audit_log',
+  'bulk_job_rows',
   'bulk_jobs',
   'idempotency_keys',
   'kpi_events',
