@@ -415,8 +415,14 @@ test(`${STORE_KIND}: an endpoint whose events come after a long stretch of other
   const { receiver, api, mate, deliver } = await setup('wh-stretch');
   await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
   assert.equal((await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.solved'] })).statusCode, 201);
-  // 150 outbox rows of task.created (more than one read looks through), then the solved ones
+  // 150 outbox rows of task.created (more than one read looks through), one row of 300 (more
+  // events than one read returns), then the solved ones
   for (let i = 0; i < 150; i++) await mate.create('Work', { i });
+  const batch = await mate.post(
+    '/api/CreateTasks/Work',
+    Array.from({ length: 300 }, (_, i) => ({ i })),
+  );
+  assert.equal(batch.status, 200, JSON.stringify(batch.body));
   const solved: number[] = [];
   for (let i = 0; i < 3; i++) {
     const task = await mate.takeNext('Work');

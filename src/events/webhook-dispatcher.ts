@@ -30,8 +30,10 @@ const FIRST_RETRY_MS = 5000;
 const MAX_RETRY_MS = 3600 * 1000;
 // deliveries one claim works through before letting go (other endpoints get a turn)
 const PER_CLAIM = 10;
-// outbox rows one read of an endpoint's next events looks through (docs/events.md §4.3)
+// outbox rows one read of an endpoint's next events looks through (docs/events.md §4.3), and the
+// most events it returns (a row of task events holds a whole batch's: an import's may be thousands)
 const READ_ROWS = 64;
+const READ_EVENTS = 256;
 // time a claim outlives its attempt's timeout (the writes before and after the attempt)
 const LEASE_MARGIN_MS = 5000;
 /**
@@ -309,7 +311,8 @@ export class Dispatcher {
 
   /**
    * Reads the endpoint's next matching events after its cursor into the lane, READ_ROWS outbox rows
-   * at a time (a stretch of rows with no matching event: the next rows); false when there is none.
+   * (at most READ_EVENTS events) at a time (a stretch with no matching event: the next); false when
+   * there is none.
    * A read bounded by rows costs the same however long the backlog behind it is.
    */
   private async readAhead(s: Claimed, lane: LaneState): Promise<boolean> {
@@ -320,7 +323,7 @@ export class Dispatcher {
         SELECT e.seq, e.row_id, e.history_id, e.type, e.payload, e.created_at AS event_at, ${matches(sql`${s.event_types}::text[]`)} AS wanted,
           ${cursor} AS cursor
         FROM ${eventsAfter(s.tenant_id, after ?? cursor, READ_ROWS)} e
-        ORDER BY e.xid, e.row_id, e.pos`.execute(this.db);
+        ORDER BY e.xid, e.row_id, e.pos LIMIT ${READ_EVENTS}`.execute(this.db);
       if (rows.length === 0) return false;
       if (after === null) lane.cursor = Number(rows[0].cursor);
       lane.ahead = rows
@@ -334,8 +337,8 @@ export class Dispatcher {
           event_at: r.event_at,
         }));
       if (lane.ahead.length > 0) return true;
-      // READ_ROWS rows with none for this endpoint: the rows after them (fewer: the end of the visible events)
-      if (new Set(rows.map((r) => r.row_id)).size < READ_ROWS) return false;
+      // a full read with none for this endpoint: the events after it (a read short of both bounds: the end of the visible events)
+      if (rows.length < READ_EVENTS && new Set(rows.map((r) => r.row_id)).size < READ_ROWS) return false;
       after = Number(rows.at(-1)!.seq);
     }
   }
