@@ -19,6 +19,7 @@ export interface Config {
   tokenSecret: string | null;
   bodyLimit: number;
   lockSweepIntervalSeconds: number;
+  bulkLeaseSeconds: number;
   dbPoolSize: number;
   embeddedFsync: 'on' | 'off';
   dbLockTimeoutMs: number;
@@ -194,6 +195,17 @@ export const SETTINGS: readonly Setting[] = [
     max: 3600,
     description:
       "Seconds between sweeps that recover expired task locks. A crashed robot's task is back in Ready at most this long after its lease ends.",
+  },
+  {
+    key: 'bulkLeaseSeconds',
+    env: 'QUEUEMATE_BULK_LEASE',
+    flag: '--bulk-lease',
+    kind: 'int',
+    default: 60,
+    min: 5,
+    max: 3600,
+    description:
+      "Seconds a server process holds a people's bulk job past its last chunk; a process that died leaves its jobs to another this long after. Keep it above the longest chunk (a chunk's statements are bounded by QUEUEMATE_DB_STATEMENT_TIMEOUT): a live process whose lease ran out mid-chunk rolls the chunk back and another resumes the job.",
   },
   {
     key: 'dbPoolSize',

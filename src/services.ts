@@ -73,7 +73,11 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   });
   await events.start();
   const turns = new Turns({ prioritize: store.kind === 'pglite' });
-  const bulkJobs = new BulkJobs(units, store.db, clock, { turns, chunkSize: store.kind === 'pglite' ? EMBEDDED_CHUNK_SIZE : CHUNK_SIZE });
+  const bulkJobs = new BulkJobs(units, store.db, clock, {
+    turns,
+    chunkSize: store.kind === 'pglite' ? EMBEDDED_CHUNK_SIZE : CHUNK_SIZE,
+    leaseMs: config.bulkLeaseSeconds * 1000,
+  });
   return {
     config,
     store,

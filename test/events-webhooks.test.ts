@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { sql } from 'kysely';
+import { createQueryId, PostgresQueryCompiler, sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { testApp, type TestApp } from './helpers/app.js';
 import { seedTenant } from './helpers/seed.js';
@@ -16,7 +16,7 @@ import { personWithToken, asPerson } from './helpers/people.js';
 import { Receiver } from './helpers/receiver.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { signatureHeaders } from '../src/events/webhook-http.js';
-import { backoffMs } from '../src/events/webhook-dispatcher.js';
+import { backoffMs, Dispatcher } from '../src/events/webhook-dispatcher.js';
 import { guardedLookup, isNonPublicAddress } from '../src/lib/address-guard.js';
 import { readEvents } from '../src/events/store.js';
 import { JobRunner } from '../src/maintenance/runner.js';
@@ -360,6 +360,79 @@ test(`${STORE_KIND}: the task events of one batch (one outbox row) are delivered
   assert.deepEqual(
     log.map((d: any) => [d.eventId, d.eventType, d.status]).reverse(),
     ids.map((id) => [id, 'task.created', 'delivered']),
+  );
+});
+
+test(`${STORE_KIND}: a backlog reaches an endpoint in order, each event right after the last: two statements a delivery, one read per claim`, async () => {
+  const { t, tenant, receiver, api, mate } = await setup('wh-backlog');
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  // disabled while the backlog builds up (its cursor stays where it was saved)
+  const created = await api('POST', '/v1/webhooks', { url: receiver.url, enabled: false });
+  assert.equal(created.statusCode, 201, created.body);
+  const N = 120;
+  const taskIds: number[] = [];
+  for (let i = 0; i < N; i++) taskIds.push(await mate.create('Work', { i }));
+  await t.app.services.events.watermark.flush();
+  await t.app.services.events.dispatcher.idle();
+  assert.equal(receiver.received.length, 0);
+  // enabled behind the app's back, for a dispatcher of the test's own whose statements are counted
+  await sql`UPDATE webhook_subscriptions SET enabled = true WHERE tenant_id = ${tenant.tenantId} AND id = ${created.json().id}`.execute(
+    t.store.db,
+  );
+  const sent: string[] = [];
+  const compiler = new PostgresQueryCompiler();
+  const counted = t.store.db.withPlugin({
+    transformQuery: ({ node }) => {
+      sent.push(compiler.compileQuery(node, createQueryId()).sql);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  });
+  const dispatcher = new Dispatcher(counted, t.app.services.clock, { timeoutMs: 10_000, disableAfterFailures: 1 });
+
+  // one pass: each lane makes the next pass when it lets go with more due, so no tick is waited for
+  await dispatcher.kick();
+  await dispatcher.idle();
+  assert.deepEqual(
+    receiver.received.map((r) => r.json.data.taskId),
+    taskIds,
+    'every event once, in order, without waiting for a tick',
+  );
+  const ids = receiver.received.map((r) => r.json.data.id as number);
+  assert.deepEqual(
+    ids,
+    [...ids].sort((a, b) => a - b),
+  );
+  // per delivery: the delivery made (with the lease renewed) and its outcome written; per claim of 10,
+  // the claim, one look for a pending delivery, one read of the next events, the release. Reading the
+  // next event for each delivery (a statement whose cost grows with the backlog) would be 120 reads.
+  const reads = sent.filter((q) => q.includes('qm_events_horizon') && !q.includes('UPDATE webhook_subscriptions s SET claimed_until'));
+  assert.ok(reads.length <= Math.ceil(N / 10) + 2, `${reads.length} reads of the outbox for ${N} deliveries`);
+  assert.ok(sent.length <= 2 * N + 5 * Math.ceil(N / 10) + 10, `${sent.length} statements for ${N} deliveries`);
+});
+
+test(`${STORE_KIND}: an endpoint whose events come after a long stretch of others gets them (the read goes on past the stretch)`, async () => {
+  const { receiver, api, mate, deliver } = await setup('wh-stretch');
+  await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true });
+  assert.equal((await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.solved'] })).statusCode, 201);
+  // 150 outbox rows of task.created (more than one read looks through), one row of 300 (more
+  // events than one read returns), then the solved ones
+  for (let i = 0; i < 150; i++) await mate.create('Work', { i });
+  const batch = await mate.post(
+    '/api/CreateTasks/Work',
+    Array.from({ length: 300 }, (_, i) => ({ i })),
+  );
+  assert.equal(batch.status, 200, JSON.stringify(batch.body));
+  const solved: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const task = await mate.takeNext('Work');
+    assert.equal((await mate.post('/api/Solved', { taskId: task.taskId })).body.succeeded, true);
+    solved.push(task.taskId);
+  }
+  await deliver();
+  assert.deepEqual(
+    receiver.received.map((r) => `${r.json.type}:${r.json.data.taskId}`),
+    solved.map((id) => `task.solved:${id}`),
   );
 });
 

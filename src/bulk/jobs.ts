@@ -82,8 +82,10 @@ export const EMBEDDED_CHUNK_SIZE = 200;
 export const MAX_IDS = 100_000;
 const MAX_ERRORS = 1000;
 /**
- * A server process holds a job for this long past its last chunk (a chunk of 500 takes well under
- * a second); a process that died leaves its jobs to another after at most a minute.
+ * A server process holds a job for this long past its last chunk (the default of
+ * QUEUEMATE_BULK_LEASE); a process that died leaves its jobs to another after at most that. A
+ * chunk of 500 takes well under a second, but its statements may each run up to the statement
+ * timeout (30 s by default) under load: the lease stays above that, so a live process keeps its job.
  */
 export const LEASE_MS = 60_000;
 /** Ended jobs are kept this long for their progress to be read, then purged by maintenance. */

@@ -69,16 +69,32 @@ export function eventType(o: RawBuilder<unknown>, h: RawBuilder<unknown>): RawBu
  *
  * An event's rank in its transaction is the events of the tenant's earlier rows of that
  * transaction plus its place in its row.
+ *
+ * `rows`: only the events of the first that many outbox rows with events after `after`. The
+ * ORDER BY ... LIMIT a reader puts on the events sorts every event after `after` (the planner cannot
+ * tell they come out of the index in order), so a reader that goes through a long backlog a few
+ * events at a time (the webhook dispatcher) pays for the whole backlog on each read; bounded by
+ * rows, the scan stops at the bound and the sort is over those rows' events only.
  */
-export function eventsAfter(tenantId: RawBuilder<unknown> | number, after: RawBuilder<unknown> | number): RawBuilder<unknown> {
+export function eventsAfter(
+  tenantId: RawBuilder<unknown> | number,
+  after: RawBuilder<unknown> | number,
+  rows?: number,
+): RawBuilder<unknown> {
   const cx = sql`(((${after})::bigint >> ${sql.lit(RANK_BITS)})::text::xid8)`;
   const cr = sql`((${after})::bigint & ${sql.lit(2 ** RANK_BITS - 1)})`;
-  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.before + u.pos AS seq, r.id AS row_id, u.pos, u.history_id, r.xid,
-      ${eventType(sql`r`, sql`h`)} AS type, ${storedPayload(sql`r`, sql`h`)} AS payload, COALESCE(h.at, r.created_at) AS created_at
-    FROM (SELECT o.id, o.xid, o.type, o.payload, o.history_ids, o.tenant_id, o.created_at, ${eventCount(sql`o`)} AS n,
+  const all = sql`(SELECT o.id, o.xid, o.type, o.payload, o.history_ids, o.tenant_id, o.created_at, ${eventCount(sql`o`)} AS n,
             sum(${eventCount(sql`o`)}) OVER (PARTITION BY o.xid ORDER BY o.id ROWS UNBOUNDED PRECEDING) - ${eventCount(sql`o`)} AS before
           FROM outbox_events o
-          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon(${tenantId}::bigint)) r
+          WHERE o.tenant_id = ${tenantId} AND o.xid >= ${cx} AND o.xid < qm_events_horizon(${tenantId}::bigint))`;
+  // the window's output keeps the index's (xid, id) order, so the limit stops the scan
+  const source =
+    rows === undefined
+      ? sql`${all} r`
+      : sql`(SELECT * FROM ${all} p WHERE p.xid > ${cx} OR p.before + p.n > ${cr} ORDER BY p.xid, p.id LIMIT ${rows}) r`;
+  return sql`(SELECT (r.xid::text::bigint << ${sql.lit(RANK_BITS)}) + r.before + u.pos AS seq, r.id AS row_id, u.pos, u.history_id, r.xid,
+      ${eventType(sql`r`, sql`h`)} AS type, ${storedPayload(sql`r`, sql`h`)} AS payload, COALESCE(h.at, r.created_at) AS created_at
+    FROM ${source}
     CROSS JOIN LATERAL ${expandedEvents(sql`r`)}
     LEFT JOIN task_history h ON h.tenant_id = r.tenant_id AND h.id = u.history_id
     WHERE (r.xid > ${cx} OR r.before + r.n > ${cr}) AND (r.xid > ${cx} OR r.before + u.pos > ${cr}))`;

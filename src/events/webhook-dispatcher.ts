@@ -30,6 +30,10 @@ const FIRST_RETRY_MS = 5000;
 const MAX_RETRY_MS = 3600 * 1000;
 // deliveries one claim works through before letting go (other endpoints get a turn)
 const PER_CLAIM = 10;
+// outbox rows one read of an endpoint's next events looks through (docs/events.md §4.3), and the
+// most events it returns (a row of task events holds a whole batch's: an import's may be thousands)
+const READ_ROWS = 64;
+const READ_EVENTS = 256;
 // time a claim outlives its attempt's timeout (the writes before and after the attempt)
 const LEASE_MARGIN_MS = 5000;
 /**
@@ -55,6 +59,22 @@ interface Claimed {
   event_types: string[];
   cursor_seq: number;
   allow_private: boolean;
+}
+
+/** An event read ahead for an endpoint's lane, made a delivery when its turn comes. */
+interface Ahead {
+  seq: number;
+  row_id: number;
+  history_id: number | null;
+  type: string;
+  payload: Record<string, unknown>;
+  event_at: Date;
+}
+
+/** What a lane knows of its endpoint between deliveries: its cursor, and its next events read ahead. */
+interface LaneState {
+  cursor: number;
+  ahead: Ahead[];
 }
 
 interface DueDelivery {
@@ -239,15 +259,18 @@ export class Dispatcher {
     return new Date(now.getTime() + this.opts.timeoutMs + LEASE_MARGIN_MS);
   }
 
-  /** Works through an endpoint's due deliveries, at most PER_CLAIM; resolves with whether it stopped with more perhaps due. */
+  /**
+   * Works through an endpoint's due deliveries, at most PER_CLAIM; resolves with whether it stopped
+   * with more perhaps due. The next delivery goes out as soon as the previous one succeeded: a
+   * successful delivery costs the POST and two statements (the delivery made, with the lease
+   * renewed; its outcome written), and the endpoint's next events are read ahead in one statement.
+   */
   private async work(s: Claimed): Promise<boolean> {
+    const lane: LaneState = { cursor: Number(s.cursor_seq), ahead: [] };
     try {
       for (let i = 0; i < PER_CLAIM; i++) {
         if (this.stopped) return false;
-        if (i > 0)
-          await sql`UPDATE webhook_subscriptions SET claimed_until = ${this.leaseFrom(this.clock.now())}
-            WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
-        const due = await this.next(s);
+        const due = await this.next(s, lane, i > 0);
         if (!due) return false;
         const ok = await this.attempt(s, due);
         if (!ok) return false; // a failed attempt blocks the endpoint's later events until its retry
@@ -258,9 +281,22 @@ export class Dispatcher {
     }
   }
 
-  /** The endpoint's head delivery if due; else, when none is pending, the next matching event made a delivery. */
-  private async next(s: Claimed): Promise<DueDelivery | null> {
+  /**
+   * The endpoint's next delivery: the next event read ahead made one (when no delivery is pending);
+   * else the head pending delivery if due; else, when none is pending, the next matching events read
+   * ahead and the first made one. `renew`: the claim is renewed for this attempt.
+   */
+  private async next(s: Claimed, lane: LaneState, renew: boolean): Promise<DueDelivery | null> {
+    if (lane.ahead.length > 0) {
+      const made = await this.make(s, lane);
+      if (made) return made;
+      // a delivery was queued again (redelivery) or the cursor moved: look again from the database
+      lane.ahead = [];
+    }
     const now = this.clock.now();
+    if (renew)
+      await sql`UPDATE webhook_subscriptions SET claimed_until = ${this.leaseFrom(now)}
+        WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`.execute(this.db);
     const head = await sql<DueDelivery & { next_attempt_at: Date }>`
       SELECT d.id, d.event_id, d.attempts, d.created_at, d.next_attempt_at, ${eventType(sql`e`, sql`h`)} AS type,
         ${storedPayload(sql`e`, sql`h`)} AS payload, COALESCE(h.at, e.created_at) AS event_at
@@ -269,25 +305,67 @@ export class Dispatcher {
       WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending'
       ORDER BY d.id LIMIT 1`.execute(this.db);
     if (head.rows[0]) return head.rows[0].next_attempt_at <= now ? head.rows[0] : null;
-    const made = await sql<DueDelivery>`
-      WITH next AS (
-        SELECT e.seq, e.row_id, e.history_id, e.type, e.payload, e.created_at
-        FROM ${eventsAfter(s.tenant_id, sql`(SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})`)} e
-        WHERE ${matches(sql`${s.event_types}::text[]`)}
-        ORDER BY e.xid, e.row_id, e.pos LIMIT 1
-      ),
-      made AS (
-        INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, event_history_id, status, attempts, next_attempt_at,
-          created_at)
-        SELECT ${s.tenant_id}, ${s.id}, seq, row_id, history_id, 'pending', 0, ${now}, ${now} FROM next
-        RETURNING id, event_id, attempts, created_at
-      ),
-      moved AS (
-        UPDATE webhook_subscriptions SET cursor_seq = (SELECT seq FROM next)
-        WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND EXISTS (SELECT 1 FROM next)
+    if (!(await this.readAhead(s, lane))) return null;
+    return this.make(s, lane);
+  }
+
+  /**
+   * Reads the endpoint's next matching events after its cursor into the lane, READ_ROWS outbox rows
+   * (at most READ_EVENTS events) at a time (a stretch with no matching event: the next); false when
+   * there is none.
+   * A read bounded by rows costs the same however long the backlog behind it is.
+   */
+  private async readAhead(s: Claimed, lane: LaneState): Promise<boolean> {
+    let after: number | null = null;
+    for (;;) {
+      const cursor = sql`(SELECT cursor_seq FROM webhook_subscriptions WHERE tenant_id = ${s.tenant_id} AND id = ${s.id})`;
+      const { rows } = await sql<Ahead & { wanted: boolean; cursor: number }>`
+        SELECT e.seq, e.row_id, e.history_id, e.type, e.payload, e.created_at AS event_at, ${matches(sql`${s.event_types}::text[]`)} AS wanted,
+          ${cursor} AS cursor
+        FROM ${eventsAfter(s.tenant_id, after ?? cursor, READ_ROWS)} e
+        ORDER BY e.xid, e.row_id, e.pos LIMIT ${READ_EVENTS}`.execute(this.db);
+      if (rows.length === 0) return false;
+      if (after === null) lane.cursor = Number(rows[0].cursor);
+      lane.ahead = rows
+        .filter((r) => r.wanted)
+        .map((r) => ({
+          seq: Number(r.seq),
+          row_id: r.row_id,
+          history_id: r.history_id,
+          type: r.type,
+          payload: r.payload,
+          event_at: r.event_at,
+        }));
+      if (lane.ahead.length > 0) return true;
+      // a full read with none for this endpoint: the events after it (a read short of both bounds: the end of the visible events)
+      if (rows.length < READ_EVENTS && new Set(rows.map((r) => r.row_id)).size < READ_ROWS) return false;
+      after = Number(rows.at(-1)!.seq);
+    }
+  }
+
+  /**
+   * The lane's next event read ahead made a delivery, the cursor moved past it and the claim renewed,
+   * in one statement; null (nothing written) if a delivery is pending (queued again by a person:
+   * it goes first) or the cursor is not where the lane left it.
+   */
+  private async make(s: Claimed, lane: LaneState): Promise<DueDelivery | null> {
+    const ev = lane.ahead[0];
+    const now = this.clock.now();
+    const { rows } = await sql<{ id: number; event_id: number; attempts: number; created_at: Date }>`
+      WITH moved AS (
+        UPDATE webhook_subscriptions SET cursor_seq = ${ev.seq}, claimed_until = ${this.leaseFrom(now)}
+        WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND cursor_seq = ${lane.cursor}
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.tenant_id = ${s.tenant_id} AND d.subscription_id = ${s.id} AND d.status = 'pending')
+        RETURNING tenant_id
       )
-      SELECT m.id, m.event_id, m.attempts, m.created_at, n.type, n.payload, n.created_at AS event_at FROM made m, next n`.execute(this.db);
-    return made.rows[0] ?? null;
+      INSERT INTO webhook_deliveries (tenant_id, subscription_id, event_id, event_row_id, event_history_id, status, attempts, next_attempt_at,
+        created_at)
+      SELECT ${s.tenant_id}, ${s.id}, ${ev.seq}, ${ev.row_id}, ${ev.history_id}, 'pending', 0, ${now}, ${now} FROM moved
+      RETURNING id, event_id, attempts, created_at`.execute(this.db);
+    if (!rows[0]) return null;
+    lane.ahead.shift();
+    lane.cursor = ev.seq;
+    return { ...rows[0], type: ev.type, payload: ev.payload, event_at: ev.event_at };
   }
 
   private async attempt(s: Claimed, d: DueDelivery): Promise<boolean> {
@@ -311,8 +389,12 @@ export class Dispatcher {
     const status = result.ok ? 'delivered' : giveUp ? 'failed' : 'pending';
     const nextAt = status === 'pending' ? new Date(after.getTime() + backoffMs(attempts, this.opts.random)) : null;
     const error = result.error?.slice(0, 500) ?? null;
-    // the delivery's latest state and the attempt's log row, in one statement
-    await sql`WITH d AS (
+    // the delivery's latest state, the attempt's log row and (delivered) the endpoint's failures in a row reset, in one statement
+    await sql`WITH ok AS (
+        UPDATE webhook_subscriptions SET failed_in_a_row = 0
+        WHERE ${result.ok} AND tenant_id = ${s.tenant_id} AND id = ${s.id} AND failed_in_a_row <> 0
+      ),
+      d AS (
         UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, next_attempt_at = ${nextAt},
           last_attempt_at = ${now}, last_status_code = ${result.status}, last_error = ${error},
           duration_ms = ${result.durationMs}, response_excerpt = ${result.excerpt},
@@ -323,11 +405,7 @@ export class Dispatcher {
       SELECT tenant_id, id, ${now}, ${result.status}, ${Math.round(result.durationMs)}, ${result.excerpt}, ${error} FROM d`.execute(
       this.db,
     );
-    if (result.ok) {
-      await sql`UPDATE webhook_subscriptions SET failed_in_a_row = 0 WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} AND failed_in_a_row <> 0`.execute(
-        this.db,
-      );
-    } else if (giveUp) {
+    if (giveUp) {
       await this.failedForGood(s, after);
     }
     return result.ok;

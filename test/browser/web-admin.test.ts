@@ -9,9 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { createApp } from '../../src/app.js';
-import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
+import { skip, serve, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -28,7 +26,6 @@ let receiver: Receiver;
 
 before(async () => {
   if (skip) return;
-  const dist = await webDist();
   store = await testStore();
   tenant = await seedTenant(store, 'acme', { timeZone: 'Europe/Copenhagen', processes: [{ processKey: 'invoices', name: 'Invoices' }] });
   await seedUser(store, tenant.tenantId, 'anna', 'admin');
@@ -36,11 +33,7 @@ before(async () => {
   await seedUser(store, tenant.tenantId, 'agnes', 'agent');
   await seedUser(store, tenant.tenantId, 'devi', 'developer');
   // no background jobs: the test delivers webhook events itself (deliver()), so nothing races it
-  app = await createApp(testConfig(), { store, sweeper: false, webDist: dist });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  browser = await launch();
+  ({ app, origin, browser } = await serve(store));
   anna = await apiSignIn(app, 'acme', 'anna');
   receiver = await Receiver.start();
 });

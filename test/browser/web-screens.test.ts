@@ -11,9 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { createApp } from '../../src/app.js';
-import { testConfig } from '../../src/config.js';
-import { skip, webDist, launch, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
+import { skip, serve, open as openPage, signIn, axe, shot, done, fits } from '../helpers/browser.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { seedTenant, seedUser, type SeededTenant } from '../helpers/seed.js';
 import { Mate } from '../helpers/mate.js';
@@ -40,7 +38,6 @@ const widths = [
 
 before(async () => {
   if (skip) return;
-  const dist = await webDist();
   store = await testStore();
   tenant = await seedTenant(store, 'acme', {
     timeZone: 'Europe/Copenhagen',
@@ -61,11 +58,7 @@ before(async () => {
   await seedUser(store, tenant.tenantId, 'anna', 'admin');
   await seedUser(store, tenant.tenantId, 'victor', 'viewer');
   await seedUser(store, tenant.tenantId, 'agnes.lindqvist-bergstrom', 'agent');
-  app = await createApp(testConfig(), { store, sweeper: false, webDist: dist });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  origin = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  browser = await launch();
+  ({ app, origin, browser } = await serve(store));
 
   mate = await Mate.signIn(app, tenant);
   root = await personWithToken(store, tenant.tenantId, 'admin', 'root');

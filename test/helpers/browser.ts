@@ -8,7 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { FastifyInstance } from 'fastify';
 import { ensureWebBuild, findWebDir } from '../../src/web/build.js';
+import { createApp } from '../../src/app.js';
+import { testConfig } from '../../src/config.js';
+import type { TestStore } from './db.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const PASSWORD = 'a-long-enough-password';
@@ -35,6 +39,30 @@ export async function launch(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
   fs.mkdirSync(SHOTS, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** A browser test file's server and browser: the app serving the web app's build on 127.0.0.1, its origin, and chromium. */
+export interface Served {
+  app: FastifyInstance;
+  origin: string;
+  browser: Browser;
+}
+
+/**
+ * The app on the store, serving the web app's build, listening on a free port of 127.0.0.1, and
+ * chromium launched (while the build is checked): once per test file, in its before().
+ */
+export async function serve(store: TestStore): Promise<Served> {
+  const [dist, browser] = await Promise.all([webDist(), launch()]);
+  try {
+    const app = await createApp(testConfig(), { store, sweeper: false, webDist: dist });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = app.server.address();
+    return { app, browser, origin: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }
 
 export interface Watched {

@@ -35,6 +35,7 @@ import { readEvents } from '../../src/events/store.js';
 const SECONDS = Number(process.env.QUEUEMATE_CHAOS_SECONDS) || 30;
 const MATES = 32;
 const LEASE_SECONDS = 6;
+const BULK_LEASE_SECONDS = 5;
 // two chunks of 500: A is killed once the first is done
 const BACKLOG = 600;
 
@@ -169,10 +170,14 @@ class FollowingStream {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startServer(url: string): Promise<{ cli: CliProcess; port: number; base: string }> {
-  const cli = spawnCli(['start', '--port', '0', '--log-level', 'warn', '--lock-sweep-interval', '1'], {
-    env: { DATABASE_URL: url },
-    timeoutMs: 900_000,
-  });
+  // a job's lease of 5 s (--bulk-lease): the killed process's bulk job is resumed seconds after the kill, not a minute
+  const cli = spawnCli(
+    ['start', '--port', '0', '--log-level', 'warn', '--lock-sweep-interval', '1', '--bulk-lease', String(BULK_LEASE_SECONDS)],
+    {
+      env: { DATABASE_URL: url },
+      timeoutMs: 900_000,
+    },
+  );
   const m = await cli.waitFor(/listening on (http:\/\/\S+)/, 180_000);
   return { cli, port: Number(new URL(m[1]).port), base: m[1] };
 }
@@ -340,7 +345,7 @@ test(
     await restarted;
     phase('A restarted');
 
-    // the job: resumed by another process once A's lease ran out (60 s), and done once
+    // the job: resumed by another process once A's lease ran out (BULK_LEASE_SECONDS), and done once
     const jobDeadline = Date.now() + 240_000;
     let job = await jobAt();
     while (job.status === 'running' && Date.now() < jobDeadline) {
