@@ -52,7 +52,7 @@ export async function createServices(config: Config, store: Store, clock: Clock)
   // when the store has none
   const hotUnits = store.hotDb === store.db ? units : new Units(store.hotDb, notifier);
   const batchers = new TaskBatchers(hotUnits, notifier);
-  const metrics = new Metrics(store.db, store.pool, clock, processLabelFor(config));
+  const metrics = new Metrics(store.db, store.hotPool ? [store.pool, store.hotPool] : [store.pool], clock, processLabelFor(config));
   const events = new Events({
     db: store.db,
     watermarkDb: store.hotDb,

@@ -9,7 +9,9 @@ import { seedTenant } from './helpers/seed.js';
 import { Mate } from './helpers/mate.js';
 import { STORE_KIND } from './helpers/db.js';
 import { parsePrometheusText, sampleValue } from './helpers/prom-text.js';
-import { isLoopbackHost } from '../src/metrics/metrics.js';
+import { isLoopbackHost, Metrics } from '../src/metrics/metrics.js';
+import { systemClock } from '../src/lib/clock.js';
+import type pg from 'pg';
 
 const apps: TestApp[] = [];
 after(async () => {
@@ -61,6 +63,7 @@ test(`${STORE_KIND}: /metrics parses as Prometheus text and its counters match t
         assert.ok(!ids.some((id) => v === `/api/Solved/${id}`), `task id in ${s.name}`);
       }
   assert.ok(m.has('queuemate_db_pool_connections'));
+  if (t.store.hotPool) assert.ok(t.store.hotPool.totalCount > 0, 'the takes ran on the hot connections');
   assert.ok(m.has('queuemate_nodejs_eventloop_lag_seconds'));
   assert.ok(m.has('queuemate_process_resident_memory_bytes') || m.has('queuemate_nodejs_heap_size_used_bytes'));
   assert.equal(sampleValue(m, 'queuemate_outbox_held_back_events'), 0);
@@ -134,4 +137,14 @@ test('the parser refuses malformed exposition text', () => {
     () => parsePrometheusText('# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n'),
     /not cumulative/,
   );
+});
+
+test('queuemate_db_pool_connections counts every pool of the process (the hot path has its own on PostgreSQL)', async () => {
+  const t = await testApp();
+  apps.push(t);
+  const pool = (total: number, idle: number, waiting: number) => ({ totalCount: total, idleCount: idle, waitingCount: waiting }) as pg.Pool;
+  const metrics = new Metrics(t.store.db, [pool(5, 3, 0), pool(4, 1, 2)], systemClock);
+  const m = parsePrometheusText(await metrics.registry.metrics());
+  const state = (s: string) => sampleValue(m, 'queuemate_db_pool_connections', { state: s });
+  assert.deepEqual(['total', 'idle', 'in_use', 'waiting'].map(state), [9, 4, 5, 2]);
 });

@@ -44,7 +44,7 @@ export class Metrics {
   /** this process's open HTTP connections by state, when the app serves (src/http/connections.ts) */
   connectionCounts: (() => Record<'open' | 'waiting' | 'active' | 'idle', number>) | null = null;
 
-  constructor(db: Kysely<Database>, pool: pg.Pool, clock: Clock, processLabel: ProcessLabel = 'key') {
+  constructor(db: Kysely<Database>, pools: readonly pg.Pool[], clock: Clock, processLabel: ProcessLabel = 'key') {
     const registry = this.registry;
     collectDefaultMetrics({ register: registry, prefix: 'queuemate_', eventLoopMonitoringPrecision: 20 });
     this.httpDuration = new Histogram({
@@ -148,10 +148,24 @@ export class Metrics {
       labelNames: ['state'],
       registers: [registry],
       collect() {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
+        // the pool and, on PostgreSQL with generic plans, the hot path's (src/db/store.ts), as one
+        const sum = (f: (p: pg.Pool) => number) => pools.reduce((n, p) => n + f(p), 0);
+        this.set(
+          { state: 'total' },
+          sum((p) => p.totalCount),
+        );
+        this.set(
+          { state: 'idle' },
+          sum((p) => p.idleCount),
+        );
+        this.set(
+          { state: 'in_use' },
+          sum((p) => p.totalCount - p.idleCount),
+        );
+        this.set(
+          { state: 'waiting' },
+          sum((p) => p.waitingCount),
+        );
       },
     });
   }
