@@ -14,6 +14,7 @@ import { personWithToken, type TestPerson } from './helpers/people.js';
 import { inTx, personCaller } from './helpers/person.js';
 import { loadProcessById } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
+import { assertRobotsServed, followJob, type JobAndRobot } from './helpers/job-robots.js';
 
 const TASKS = 10_000;
 let t: TestApp;
@@ -40,18 +41,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const jobRow = (id: string) =>
-  t.store.db.selectFrom('bulk_jobs').select(['state', 'done', 'total']).where('id', '=', id).executeTakeFirstOrThrow();
-
-async function mateCall(path: string): Promise<{ status: number; body: any; jobState: string; jobDone: number }> {
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${mateToken}` } });
-  const body = await res.json();
-  // read the moment the answer arrived: where the job was then
-  const job = await jobRow(jobId);
-  return { status: res.status, body, jobState: job.state, jobDone: job.done };
-}
-
-let jobId = '';
+const robot = (): JobAndRobot => ({ base, store: t.store, personToken: agent.token, mateToken });
 
 test('a large move answers 202 at once; a Mate is answered while it runs; its progress moves', async () => {
   const started = await fetch(`${base}/v1/processes/${pid}/tasks/bulk`, {
@@ -61,37 +51,15 @@ test('a large move answers 202 at once; a Mate is answered while it runs; its pr
   });
   assert.equal(started.status, 202);
   const body = (await started.json()) as { jobId: string; total: number };
-  jobId = body.jobId;
   assert.equal(body.total, TASKS);
-  const atAnswer = await jobRow(jobId);
-  assert.equal(atAnswer.state, 'running', 'the 202 came while the job was running');
-  assert.ok(atAnswer.done < TASKS);
-
-  const [ok, taken] = await Promise.all([mateCall('/api/OkToRun/orders'), mateCall('/api/TakeNext/orders')]);
-  assert.equal(ok.status, 200);
-  assert.equal(ok.body.gateOpen, true);
-  assert.equal(taken.status, 200);
-  assert.ok(taken.body.taskId > 0, JSON.stringify(taken.body));
-  for (const call of [ok, taken]) {
-    assert.equal(call.jobState, 'running', 'the Mate was answered before the job ended');
-    assert.ok(call.jobDone < TASKS);
-  }
+  await assertRobotsServed(robot(), body.jobId, TASKS, 'orders');
 
   // the progress a person's dialog reads moves chunk by chunk
-  const seen = new Set<number>();
-  for (;;) {
-    const res = await fetch(`${base}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${agent.token}` } });
-    const job = (await res.json()) as { status: string; done: number; skipped: number; failed: number };
-    if (job.status !== 'running') {
-      assert.equal(job.status, 'done');
-      // the task the Mate holds is skipped if the job had not moved it before the take
-      assert.equal(job.done + job.skipped, TASKS);
-      assert.ok(job.skipped <= 1);
-      assert.equal(job.failed, 0);
-      break;
-    }
-    if (job.done > 0) seen.add(job.done);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const { job, seen } = await followJob(robot(), body.jobId);
+  assert.equal(job.status, 'done');
+  // the task the Mate holds is skipped if the job had not moved it before the take
+  assert.equal(job.done + job.skipped, TASKS);
+  assert.ok(job.skipped <= 1);
+  assert.equal(job.failed, 0);
   assert.ok(seen.size >= 3, `progress seen at ${[...seen].join(', ')}`);
 });

@@ -14,6 +14,7 @@ import { personWithToken, type TestPerson } from './helpers/people.js';
 import { inTx, personCaller } from './helpers/person.js';
 import { loadProcessById } from '../src/processes/store.js';
 import { createTasks, prepareTasks } from '../src/tasks/create.js';
+import { assertRobotsServed, followJob, type JobAndRobot } from './helpers/job-robots.js';
 
 const ROWS = 10_000;
 let t: TestApp;
@@ -46,20 +47,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const jobRow = (id: string) =>
-  t.store.db.selectFrom('bulk_jobs').select(['state', 'done', 'total']).where('id', '=', id).executeTakeFirstOrThrow();
-
-let jobId = '';
-
-async function mateCall(path: string): Promise<{ status: number; body: any; ms: number; jobState: string; jobDone: number }> {
-  const t0 = performance.now();
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${mateToken}` } });
-  const body = await res.json();
-  const ms = performance.now() - t0;
-  // read the moment the answer arrived: where the job was then
-  const job = await jobRow(jobId);
-  return { status: res.status, body, ms, jobState: job.state, jobDone: job.done };
-}
+const robot = (): JobAndRobot => ({ base, store: t.store, personToken: agent.token, mateToken });
 
 test('a large import answers 202 with its job; a Mate is answered while it runs; its progress moves', async () => {
   const csv = `ref\n${Array.from({ length: ROWS }, (_, i) => `INV-${i}`).join('\n')}\n`;
@@ -71,39 +59,16 @@ test('a large import answers 202 with its job; a Mate is answered while it runs;
   assert.equal(started.status, 202);
   const at202 = performance.now();
   const body = (await started.json()) as { jobId: string; total: number };
-  jobId = body.jobId;
   assert.equal(body.total, ROWS);
-  const atAnswer = await jobRow(jobId);
-  assert.equal(atAnswer.state, 'running', 'the 202 came while the job was running');
-  assert.ok(atAnswer.done < ROWS);
-
-  const [ok, taken] = await Promise.all([mateCall('/api/OkToRun/orders'), mateCall('/api/TakeNext/orders')]);
-  assert.equal(ok.status, 200);
-  assert.equal(ok.body.gateOpen, true);
-  assert.equal(taken.status, 200);
-  assert.ok(taken.body.taskId > 0, JSON.stringify(taken.body));
-  for (const call of [ok, taken]) {
-    assert.equal(call.jobState, 'running', 'the Mate was answered before the job ended');
-    assert.ok(call.jobDone < ROWS);
-  }
+  const calls = await assertRobotsServed(robot(), body.jobId, ROWS, 'orders');
 
   // the progress a person's page reads moves chunk by chunk
-  const seen = new Set<number>();
-  for (;;) {
-    const res = await fetch(`${base}/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${agent.token}` } });
-    const job = (await res.json()) as { status: string; action: string; done: number; failed: number };
-    if (job.status !== 'running') {
-      assert.deepEqual([job.status, job.action, job.done, job.failed], ['done', 'import', ROWS, 0]);
-      break;
-    }
-    if (job.done > 0) seen.add(job.done);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const { job, seen } = await followJob(robot(), body.jobId);
+  assert.deepEqual([job.status, job.action, job.done, job.failed], ['done', 'import', ROWS, 0]);
   const jobMs = performance.now() - at202;
   assert.ok(seen.size >= 3, `progress seen at ${[...seen].join(', ')}`);
   // a robot waits at most for a chunk or so, not for the whole job
-  for (const call of [ok, taken])
-    assert.ok(call.ms < jobMs / 2, `a Mate call took ${call.ms.toFixed(0)} ms, the job ${jobMs.toFixed(0)} ms`);
+  for (const call of calls) assert.ok(call.ms < jobMs / 2, `a Mate call took ${call.ms.toFixed(0)} ms, the job ${jobMs.toFixed(0)} ms`);
   const created = await t.store.db
     .selectFrom('tasks')
     .select((eb) => eb.fn.countAll<number>().as('n'))
