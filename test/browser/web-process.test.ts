@@ -406,12 +406,14 @@ test(
     const rows = app.services.bulkJobs.chunkSize * 2 + 1;
     const big = `OrderNo,Qty\n${Array.from({ length: rows }, (_, i) => `C-${i},1`).join('\n')}\n`;
     await file.setInputFiles({ name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(big) });
-    await page.getByRole('button', { name: `Create ${rows} tasks` }).click();
+    // counts as the page writes them, in the browser's locale (1,001 in English)
+    const shown = await page.evaluate((n) => n.toLocaleString(), rows);
+    await page.getByRole('button', { name: `Create ${shown} tasks` }).click();
     await page
       .getByTestId('import-job-progress')
-      .filter({ hasText: `${rows} of ${rows} done. Finished.` })
+      .filter({ hasText: `${shown} of ${shown} done. Finished.` })
       .waitFor();
-    await page.getByRole('heading', { name: `${rows} tasks created` }).waitFor();
+    await page.getByRole('heading', { name: `${shown} tasks created` }).waitFor();
     assert.equal((await api('GET', `/v1/processes/${ordersId}/tasks?limit=1`)).total, 5 + rows);
     await axe(page, 'import job done');
     await page.getByRole('link', { name: 'Open the queue' }).click();
