@@ -11,6 +11,7 @@
  *     [--workers 1,16]    concurrent Mates
  *     [--combined]        Solved with takeNext (one request per task) instead of TakeNext + Solved
  *     [--env K=V,...]     extra environment for the server
+ *     [--keep]            keep the measured database (its name goes to stderr), to look into it
  *     [--bulk]            instead of life cycles: CreateTasks calls of 1,000 tasks (--cycles of them,
  *                         default 5); the figures are per call
  *
@@ -39,6 +40,7 @@ const WARM = argv.includes('--bulk') ? 1 : 40;
 const WORKERS = (opt('workers') ?? '1,16').split(',').map(Number);
 const COMBINED = argv.includes('--combined');
 const BULK = argv.includes('--bulk');
+const KEEP = argv.includes('--keep');
 const EXTRA_ENV = Object.fromEntries(
   (opt('env') ?? '')
     .split(',')
@@ -241,7 +243,8 @@ async function measure(M: number) {
   } finally {
     if (child) child.kill('SIGKILL');
     await db.end().catch(() => {});
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    if (KEEP) log(`cycle-cost: kept database ${name}`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
     await admin.end();
   }
 }

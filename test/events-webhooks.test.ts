@@ -206,6 +206,37 @@ test(`${STORE_KIND}: a wake-up makes a dispatcher pass only for tenants with an 
   assert.equal(dispatcher.wake([tenant.tenantId]), null, 'a disabled endpoint makes no pass');
 });
 
+test(`${STORE_KIND}: with no enabled endpoint in any tenant, the tick looks once and claims nothing (one statement a second)`, async () => {
+  const { t, receiver, api } = await setup('wh-tick');
+  const sent: string[] = [];
+  const compiler = new PostgresQueryCompiler();
+  const counted = t.store.db.withPlugin({
+    transformQuery: ({ node }) => {
+      sent.push(compiler.compileQuery(node, createQueryId()).sql);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  });
+  const dispatcher = new Dispatcher(counted, t.app.services.clock, { timeoutMs: 10_000, disableAfterFailures: 1 });
+  assert.equal(await dispatcher.kick(), 0);
+  assert.equal(sent.length, 1, sent.join('\n'));
+  assert.match(sent[0], /SELECT DISTINCT tenant_id FROM webhook_subscriptions WHERE enabled/);
+
+  // a disabled endpoint is no endpoint; an enabled one makes the next tick claim
+  assert.equal((await api('PUT', '/v1/webhook-settings', { allowPrivateTargets: true })).statusCode, 200);
+  const created = await api('POST', '/v1/webhooks', { url: receiver.url, eventTypes: ['task.created'], enabled: false });
+  assert.equal(created.statusCode, 201, created.body);
+  sent.length = 0;
+  await dispatcher.kick();
+  assert.equal(sent.length, 1, sent.join('\n'));
+  assert.equal((await api('PATCH', `/v1/webhooks/${created.json().id}`, { enabled: true })).statusCode, 200);
+  sent.length = 0;
+  await dispatcher.kick();
+  await dispatcher.idle();
+  assert.equal(sent.length, 2, sent.join('\n'));
+  assert.match(sent[1], /UPDATE webhook_subscriptions s SET claimed_until/);
+});
+
 test(`${STORE_KIND}: a slow endpoint occupies only its own lane: a fast one gets each event within a second while the slow one answers after 8 s`, async () => {
   const { t, tenant, receiver: fast, api, mate } = await setup('wh-lanes');
   const slow = await Receiver.start();

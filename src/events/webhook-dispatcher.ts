@@ -18,6 +18,7 @@
 import crypto from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../db/types.js';
+import { PREPARED } from '../db/store.js';
 import type { Clock } from '../lib/clock.js';
 import { postSigned, type AttemptResult } from './webhook-http.js';
 import { eventPayload, eventsAfter, eventType, eventXid, storedPayload } from './store.js';
@@ -170,7 +171,8 @@ export class Dispatcher {
           );
           this.withEndpoints = new Set(rows.map((r) => Number(r.tenant_id)));
         }
-        total += await this.claim();
+        // no enabled endpoint in any tenant (as just looked): nothing to claim, no claim statement
+        if (this.withEndpoints?.size !== 0) total += await this.claim();
       } while (this.again && !this.stopped);
       return total;
     })().finally(() => {
@@ -206,7 +208,9 @@ export class Dispatcher {
     }
     const now = this.clock.now();
     const lease = this.leaseFrom(now);
-    const { rows } = await sql<Claimed>`
+    // prepared: planning it (the events' visibility and the subscriptions' filters inlined) took
+    // about 10 ms, once a second on the tick
+    const { rows } = await sql<Claimed>`${sql.raw(PREPARED)}
       UPDATE webhook_subscriptions s SET claimed_until = ${lease}
       FROM (
         SELECT w.tenant_id, w.id FROM webhook_subscriptions w
