@@ -1,7 +1,8 @@
 /**
  * The store: a `pg` pool and a Kysely instance over either PostgreSQL (DATABASE_URL) or the
  * embedded PGlite, which is reached through PGlite's node-postgres adapter so that the same SQL,
- * the same driver and the same type parsing serve both.
+ * the same driver and the same type parsing serve both. On a data directory PGlite runs on a worker
+ * thread of its own by default (src/db/lite-thread.ts), the adapter reaching it through a stand-in.
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
@@ -13,7 +14,7 @@ import { lockDataDir, DataDirInUseError, type DataDirLock } from './lock.js';
 import { redact } from '../config.js';
 import { WalFlusher, mayWrite, nodeFlushFs, type FlushFs } from './embedded-flush.js';
 import { copyEmbeddedFiles, openEmbedded, pgdataOf } from './embedded-open.js';
-// the thread's module holds only the worker's stand-in: PGlite itself loads in the worker
+// the worker's stand-in (src/db/lite-thread.ts) is loaded only for the embedded store on its thread
 import type { LiteThread } from './lite-thread.js';
 
 // Ids are bigint columns kept below 2^53, so they are safe as JS numbers.
