@@ -45,6 +45,7 @@ async function serve(): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embeddedFsync: config.embeddedFsync === 'on',
+    embeddedThread: config.embeddedThread,
   });
   const app = await createApp(config, { store });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -631,7 +631,8 @@ function liteFloorSystem(): System {
     async setUp() {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qm-bench-floor-lite-'));
       tmpDirs.push(dataDir);
-      store = await openStore({ databaseUrl: null, dataDir });
+      // PGlite on this thread: the floor is the database's own, without the hop to a worker thread
+      store = await openStore({ databaseUrl: null, dataDir, embeddedThread: 'main' });
       fixture = await setUpQueuemate(store);
     },
     seed: (n) => seedSql(store.pool, fixture, 'bench', n),

@@ -22,6 +22,7 @@ export interface Config {
   bulkLeaseSeconds: number;
   dbPoolSize: number;
   embeddedFsync: 'on' | 'off';
+  embeddedThread: 'worker' | 'main';
   dbLockTimeoutMs: number;
   requestTimeoutMs: number;
   headersTimeoutMs: number;
@@ -226,6 +227,16 @@ export const SETTINGS: readonly Setting[] = [
     values: ['on', 'off'],
     description:
       'Embedded store: flush the write-ahead log to disk before an acknowledged change is answered (`off`: faster, but an operating-system crash can lose recent acknowledged changes). Ignored when DATABASE_URL is set.',
+  },
+  {
+    key: 'embeddedThread',
+    env: 'QUEUEMATE_EMBEDDED_THREAD',
+    flag: '--embedded-thread',
+    kind: 'enum',
+    default: 'worker',
+    values: ['worker', 'main'],
+    description:
+      "Embedded store: where the database runs. `worker`: a thread of its own, beside the thread that serves HTTP (two cores in use); `main`: the server's own thread, taking turns with HTTP (one core). Ignored when DATABASE_URL is set.",
   },
   {
     key: 'requestTimeoutMs',

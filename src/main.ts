@@ -116,6 +116,7 @@ async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>, op
     dataDir: config.dataDir,
     poolSize: 2,
     embeddedFsync: config.embeddedFsync === 'on',
+    embeddedThread: config.embeddedThread,
     sessionUrl: config.dbSessionUrl,
     preparedStatements: config.dbPreparedStatements === 'on',
   });
@@ -199,6 +200,7 @@ async function start(config: Config): Promise<void> {
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
     embeddedFsync: config.embeddedFsync === 'on',
+    embeddedThread: config.embeddedThread,
     lockTimeoutMs: config.dbLockTimeoutMs,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     sessionUrl: config.dbSessionUrl,

@@ -392,8 +392,9 @@ export async function commitImport(
   const prepared: PreparedTask[] = rows.map((r) => r.task);
   const taskIds: number[] = [];
   for (let i = 0; i < prepared.length; i += CREATE_CHUNK) {
-    // a turn for the event loop between chunks: on the embedded store nothing else would read a
-    // request until the commit (the transaction still holds the connection: docs/operations.md)
+    // a turn for the event loop between chunks: with the embedded store on the server's own thread
+    // nothing else would read a request until the commit (the transaction still holds the
+    // connection: docs/operations.md)
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
     const created = await createTasks(tx, caller, proc, prepared.slice(i, i + CREATE_CHUNK), true);
     taskIds.push(...created.map((r) => r.id));

@@ -1,10 +1,9 @@
 /**
  * The store: a `pg` pool and a Kysely instance over either PostgreSQL (DATABASE_URL) or the
  * embedded PGlite, which is reached through PGlite's node-postgres adapter so that the same SQL,
- * the same driver and the same type parsing serve both.
+ * the same driver and the same type parsing serve both. On a data directory PGlite runs on a worker
+ * thread of its own by default (src/db/lite-thread.ts), the adapter reaching it through a stand-in.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
@@ -14,6 +13,9 @@ import type { Database } from './types.js';
 import { lockDataDir, DataDirInUseError, type DataDirLock } from './lock.js';
 import { redact } from '../config.js';
 import { WalFlusher, mayWrite, nodeFlushFs, type FlushFs } from './embedded-flush.js';
+import { copyEmbeddedFiles, openEmbedded, pgdataOf } from './embedded-open.js';
+// the worker's stand-in (src/db/lite-thread.ts) is loaded only for the embedded store on its thread
+import type { LiteThread } from './lite-thread.js';
 
 // Ids are bigint columns kept below 2^53, so they are safe as JS numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -115,7 +117,16 @@ export interface OpenStoreOptions {
    */
   embeddedFsync?: boolean;
   flushFs?: FlushFs;
+  /**
+   * Embedded store on a data directory: where PGlite runs (the setting QUEUEMATE_EMBEDDED_THREAD):
+   * `worker` (the default), a worker thread of its own (src/db/lite-thread.ts), so that a statement
+   * runs while this thread does HTTP and the application; `main`, this thread. An injected PGlite
+   * always runs on this thread.
+   */
+  embeddedThread?: EmbeddedThread;
 }
+
+export type EmbeddedThread = 'worker' | 'main';
 
 /** Defaults of the two timeouts (the settings QUEUEMATE_DB_LOCK_TIMEOUT and QUEUEMATE_DB_STATEMENT_TIMEOUT). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
@@ -231,14 +242,6 @@ function wrap(kind: StoreKind, pool: pg.Pool, location: string, onClose: () => P
   };
 }
 
-/**
- * PostgreSQL settings of the embedded store. shared_buffers at PostgreSQL's 128 MB default is
- * WebAssembly memory that is never given back: a server on PGlite peaked at 503 MB right after
- * start and 463 MB+ under load; at 32 MB it starts at about 390 MB. Pages beyond it come from
- * the operating system's file cache, one read() away.
- */
-const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=32MB'];
-
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   if (opts.databaseUrl) {
     const lockTimeout = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
@@ -280,12 +283,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     return wrap('postgres', pool, redact(opts.databaseUrl), async () => {}, { sessionConfig, hotPool });
   }
 
-  const [{ PGlite }, { createPgConfig }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite/node-postgres'),
-  ]);
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   let lock: DataDirLock | null = null;
   let lite = opts.pglite;
+  let thread: LiteThread | null = null;
   if (!lite) {
     try {
       lock = lockDataDir(opts.dataDir);
@@ -295,7 +296,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       throw new StoreUnavailableError(`cannot use data directory ${opts.dataDir}: ${(err as Error).message}`);
     }
     try {
-      lite = await PGlite.create(path.join(opts.dataDir, 'pgdata'), { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
+      if ((opts.embeddedThread ?? 'worker') === 'worker') {
+        const { LiteThread } = await import('./lite-thread.js');
+        thread = await LiteThread.open(opts.dataDir);
+      } else lite = await openEmbedded(opts.dataDir);
     } catch (err) {
       lock.release();
       throw new StoreUnavailableError(`cannot open the embedded store in ${opts.dataDir}: ${(err as Error).message}`);
@@ -303,20 +307,29 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   }
   const owned = !opts.pglite;
   const instance = lite;
-  // PGlite is a single connection: a pool of one serializes queries and transactions.
-  const pool = new pg.Pool({ ...(createPgConfig(instance) as unknown as pg.PoolConfig), max: 1, idleTimeoutMillis: 0 });
+  // PGlite is a single connection: a pool of one serializes queries and transactions. On the
+  // worker, the adapter talks to the thread's stand-in, which has the one method it calls.
+  const config = createPgConfig((thread ?? instance) as NonNullable<typeof instance>) as unknown as pg.PoolConfig;
+  const pool = new pg.Pool({ ...config, max: 1, idleTimeoutMillis: 0 });
   const flushes = opts.embeddedFsync !== false && (owned || opts.flushFs !== undefined);
-  const flusher = flushes ? new WalFlusher(path.join(opts.dataDir, 'pgdata'), opts.flushFs ?? nodeFlushFs) : null;
+  const flusher = flushes ? new WalFlusher(pgdataOf(opts.dataDir), opts.flushFs ?? nodeFlushFs) : null;
   pool.on('connect', (client) => {
     onConnect(client);
     if (flusher) noteWrites(client, flusher);
   });
+  const copyFiles = thread
+    ? (dir: string) => thread.copyFiles(dir)
+    : owned && instance
+      ? (dir: string) => copyEmbeddedFiles(instance, opts.dataDir, dir)
+      : null;
   return wrap(
     'pglite',
     pool,
     opts.pglite ? 'embedded (in memory)' : opts.dataDir,
     async () => {
-      if (owned) await instance.close();
+      // PGlite's close (in the worker: waited for) runs the shutdown checkpoint
+      if (thread) await thread.close();
+      else if (owned) await instance!.close();
       // the shutdown checkpoint wrote the data files: on disk before the directory is let go
       if (owned && flusher) await flusher.dataFiles().catch(() => {});
       lock?.release();
@@ -324,15 +337,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     {
       uncleanStop: lock?.takenOver ?? false,
       flusher,
-      // One synchronous copy while PGlite runs no statement: PGlite runs on this thread, so nothing
-      // writes the files during the copy, which is then what a power cut at that instant would have
-      // left on disk, every committed change included; opening it recovers like after such a stop.
-      copyFiles: owned
-        ? (dir) =>
-            instance.runExclusive(async () => {
-              fs.cpSync(path.join(opts.dataDir, 'pgdata'), dir, { recursive: true, errorOnExist: true, force: false });
-            })
-        : null,
+      // the copy is one image taken between two statements (src/db/embedded-open.ts)
+      copyFiles,
     },
   );
 }

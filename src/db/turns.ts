@@ -1,8 +1,9 @@
 /**
- * Robots first on the embedded store. PGlite is one connection inside this process, and its
- * statements complete without going through the event loop's I/O phase: a background job that runs
- * statement after statement (a bulk move of 100,000 tasks, an export) would keep every HTTP request
- * from even being read until it ends. Background work therefore runs in short units (a chunk of a
+ * Robots first on the embedded store. PGlite is one connection inside this process: a background
+ * job that runs statement after statement (a bulk move of 100,000 tasks, an export) would keep
+ * every request's statements waiting until it ends, and with PGlite on the server's own thread
+ * (QUEUEMATE_EMBEDDED_THREAD=main), whose statements complete without going through the event
+ * loop's I/O phase, would keep every HTTP request from even being read. Background work therefore runs in short units (a chunk of a
  * bulk job, a page of an export) and awaits `background()` before each one, which
  *
  * - yields to the event loop, so that requests that arrived meanwhile are read and queue for the
