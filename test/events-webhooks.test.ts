@@ -91,6 +91,20 @@ test('the address guard refuses loopback, private, link-local and mapped address
   assert.ok(ok === '127.0.0.1' || ok === '::1');
 });
 
+/** A dispatcher of the test's own over the app's store, and the SQL of every statement it sends. */
+function countedDispatcher(t: TestApp): { sent: string[]; dispatcher: Dispatcher } {
+  const sent: string[] = [];
+  const compiler = new PostgresQueryCompiler();
+  const counted = t.store.db.withPlugin({
+    transformQuery: ({ node }) => {
+      sent.push(compiler.compileQuery(node, createQueryId()).sql);
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  });
+  return { sent, dispatcher: new Dispatcher(counted, t.app.services.clock, { timeoutMs: 10_000, disableAfterFailures: 1 }) };
+}
+
 async function setup(name: string, opts: { clock?: ManualClock; timeoutSeconds?: number } = {}) {
   const t: TestApp = await testApp({ clock: opts.clock, config: { webhookTimeoutSeconds: opts.timeoutSeconds ?? 10 } });
   const tenant = await seedTenant(t.store, name, { processes: [{ processKey: 'Work' }] });
@@ -208,16 +222,7 @@ test(`${STORE_KIND}: a wake-up makes a dispatcher pass only for tenants with an 
 
 test(`${STORE_KIND}: with no enabled endpoint in any tenant, the tick looks once and claims nothing (one statement a second)`, async () => {
   const { t, receiver, api } = await setup('wh-tick');
-  const sent: string[] = [];
-  const compiler = new PostgresQueryCompiler();
-  const counted = t.store.db.withPlugin({
-    transformQuery: ({ node }) => {
-      sent.push(compiler.compileQuery(node, createQueryId()).sql);
-      return node;
-    },
-    transformResult: async ({ result }) => result,
-  });
-  const dispatcher = new Dispatcher(counted, t.app.services.clock, { timeoutMs: 10_000, disableAfterFailures: 1 });
+  const { sent, dispatcher } = countedDispatcher(t);
   assert.equal(await dispatcher.kick(), 0);
   assert.equal(sent.length, 1, sent.join('\n'));
   assert.match(sent[0], /SELECT DISTINCT tenant_id FROM webhook_subscriptions WHERE enabled/);
@@ -410,16 +415,7 @@ test(`${STORE_KIND}: a backlog reaches an endpoint in order, each event right af
   await sql`UPDATE webhook_subscriptions SET enabled = true WHERE tenant_id = ${tenant.tenantId} AND id = ${created.json().id}`.execute(
     t.store.db,
   );
-  const sent: string[] = [];
-  const compiler = new PostgresQueryCompiler();
-  const counted = t.store.db.withPlugin({
-    transformQuery: ({ node }) => {
-      sent.push(compiler.compileQuery(node, createQueryId()).sql);
-      return node;
-    },
-    transformResult: async ({ result }) => result,
-  });
-  const dispatcher = new Dispatcher(counted, t.app.services.clock, { timeoutMs: 10_000, disableAfterFailures: 1 });
+  const { sent, dispatcher } = countedDispatcher(t);
 
   // one pass: each lane makes the next pass when it lets go with more due, so no tick is waited for
   await dispatcher.kick();
