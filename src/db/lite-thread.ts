@@ -56,7 +56,7 @@ function startWorker(data: LiteWorkerData): Worker {
 }
 
 export class LiteThread {
-  /** resolves once PGlite is open in the worker (the adapter awaits it before the first statement) */
+  /** what the adapter awaits before its first statement: already resolved, as open() hands out a thread only once PGlite is open */
   readonly waitReady: Promise<void>;
   private readonly worker: Worker;
   private readonly waiting: Waiting[] = [];
